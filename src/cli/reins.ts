@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { scenarioNames } from '../scenarios/index.js';
+import { demo } from './demo.js';
+import { traceReplay, traceShow } from './trace.js';
+
+const positiveInteger = (flag: string) => (value: string) => {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(parsed) || parsed < 1) {
+    throw new InvalidArgumentError(`${flag} takes a whole number ≥ 1, got "${value}"`);
+  }
+  return parsed;
+};
+
+const program = new Command('reins')
+  .description('Production controls for LLM agents')
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  });
+
+program
+  .command('demo')
+  .description('Play the lesson\u2019s scenarios through the real loop (scripted model, real controls)')
+  .addArgument(
+    new Command()
+      .createArgument('[scenario]', 'which scenario')
+      .choices([...scenarioNames, 'all'])
+      .default('all'),
+  )
+  .option('--no-repeat-detection', 'turn off (tool, args) repeat detection')
+  .addOption(new Option('--max-steps <n>', 'step limit').argParser(positiveInteger('--max-steps')))
+  .addOption(
+    new Option('--max-context-tokens <n>', 'context budget').argParser(
+      positiveInteger('--max-context-tokens'),
+    ),
+  )
+  .option('--trace-out <file>', 'also write the trace as JSONL')
+  .option('--json', 'print one JSON object per scenario')
+  .action(async (scenario, options) => {
+    process.exitCode = await demo(scenario, {
+      repeatDetection: options.repeatDetection,
+      maxSteps: options.maxSteps,
+      maxContextTokens: options.maxContextTokens,
+      json: Boolean(options.json),
+      traceOut: options.traceOut,
+    });
+  });
+
+const trace = program.command('trace').description('Read and replay run traces (JSONL)');
+trace
+  .command('show')
+  .argument('<file>', 'a JSONL trace')
+  .description('Render a trace as think → act → observe steps')
+  .action((file) => {
+    process.exitCode = traceShow(file);
+  });
+trace
+  .command('replay')
+  .argument('<file>', 'a JSONL trace')
+  .option('--json', 'print the result as JSON')
+  .description('Re-run the loop from the recorded responses and tool results; exits 1 if the outcome differs')
+  .action(async (file, options) => {
+    process.exitCode = await traceReplay(file, Boolean(options.json));
+  });
+
+try {
+  await program.parseAsync();
+} catch (error) {
+  console.error(`reins: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 2;
+}

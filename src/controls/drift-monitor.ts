@@ -1,0 +1,102 @@
+import { canonicalJson } from './canonical-json.js';
+
+/** Options for the progress detector. */
+export interface DriftOptions {
+  /**
+   * How many recent actions (tool calls) to look at.
+   * @default 8
+   */
+  window?: number;
+  /**
+   * The fewest distinct normalized actions the window must hold.
+   * @default 3
+   */
+  minDistinct?: number;
+}
+
+/** Why the monitor tripped. */
+export interface DriftVerdict {
+  signal: 'novelty' | 'world_state';
+  detail: string;
+}
+
+/** The monitor's state, for a serialized run state. */
+export interface DriftState {
+  actions: string[];
+  worldStates: string[];
+}
+
+/**
+ * The action fingerprint the drift monitor compares: strings lower-cased, trimmed, inner whitespace
+ * collapsed and surrounding quotes dropped, keys sorted, so `grep "Discount"` and `grep discount`
+ * count as the same action.
+ */
+export function actionFingerprint(tool: string, input: unknown): string {
+  return `${tool}:${canonicalJson(normalize(input))}`;
+}
+
+function normalize(value: unknown): unknown {
+  if (typeof value === 'string') {
+    return value
+      .trim()
+      .toLowerCase()
+      .replace(/\s+/g, ' ')
+      .replace(/^["'`]+|["'`]+$/g, '');
+  }
+  if (Array.isArray(value)) return value.map(normalize);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) out[key] = normalize(member);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Detects loop drift from signals the model does not author: too few distinct actions in the last
+ * `window` calls, or a world-state hash that has not changed across `window` steps.
+ */
+export class DriftMonitor {
+  readonly window: number;
+  readonly minDistinct: number;
+  readonly #actions: string[];
+  readonly #worldStates: string[];
+
+  constructor(options: Required<DriftOptions>, state?: DriftState) {
+    this.window = options.window;
+    this.minDistinct = options.minDistinct;
+    this.#actions = state ? [...state.actions] : [];
+    this.#worldStates = state ? [...state.worldStates] : [];
+  }
+
+  recordAction(tool: string, input: unknown): void {
+    this.#actions.push(actionFingerprint(tool, input));
+    if (this.#actions.length > this.window) this.#actions.shift();
+  }
+
+  recordWorldState(hash: string): void {
+    this.#worldStates.push(hash);
+    if (this.#worldStates.length > this.window) this.#worldStates.shift();
+  }
+
+  /** The verdict for the current window, or undefined while the run looks like it is progressing. */
+  check(): DriftVerdict | undefined {
+    if (this.#actions.length >= this.window) {
+      const distinct = new Set(this.#actions).size;
+      if (distinct < this.minDistinct) {
+        return {
+          signal: 'novelty',
+          detail: `only ${distinct} distinct actions in the last ${this.window} tool calls (at least ${this.minDistinct} expected)`,
+        };
+      }
+    }
+    if (this.#worldStates.length >= this.window && new Set(this.#worldStates).size === 1) {
+      return { signal: 'world_state', detail: `world state unchanged across the last ${this.window} steps` };
+    }
+    return undefined;
+  }
+
+  state(): DriftState {
+    return { actions: [...this.#actions], worldStates: [...this.#worldStates] };
+  }
+}

@@ -1,0 +1,2 @@
+export * from './error-info.js';
+export * from './reins-error.js';

@@ -1,0 +1,13 @@
+/**
+ * reins: production controls for LLM agents. The core runs in any JavaScript runtime: no Node
+ * built-ins, no runtime dependencies.
+ */
+export * from './checkpoint/index.js';
+export * from './controls/index.js';
+export * from './errors/index.js';
+export * from './loop/index.js';
+export * from './model/index.js';
+export * from './time/index.js';
+export * from './tokens/index.js';
+export * from './tools/index.js';
+export * from './trace/index.js';

@@ -1,0 +1,6 @@
+export * from './dispatch.js';
+export * from './options.js';
+export * from './outcome.js';
+export { giveUpDefinition, resolveLimits, resumeAgent, runAgent } from './run-agent.js';
+export type { RunResult } from './run-loop.js';
+export * from './run-state.js';

@@ -1,0 +1,190 @@
+import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { DriftOptions } from '../controls/drift-monitor.js';
+import type { PriceTable } from '../controls/price.js';
+import { ConfigurationError } from '../errors/reins-error.js';
+import type { Message } from '../model/content.js';
+import type { Model } from '../model/model.js';
+import type { Clock, IdGenerator } from '../time/clock.js';
+import type { TokenEstimator } from '../tokens/token-estimator.js';
+import type { Actor, AnyTool } from '../tools/define-tool.js';
+import type { TraceSink } from '../trace/sink.js';
+
+/** What an authorizer is asked about one call. */
+export interface AuthorizationRequest {
+  tool: AnyTool;
+  /** The validated input. */
+  input: unknown;
+  /** The end user the run acts for; undefined when the run has none. */
+  actor: Actor | undefined;
+  callId: string;
+  step: number;
+}
+
+/** An authorizer's answer. Anything but `{ allow: true }` denies (fail closed). */
+export type AuthorizationVerdict = { allow: true } | { allow: false; reason: string };
+
+/** Decides whether the actor may make this call. Throwing denies. */
+export type Authorizer = (
+  request: AuthorizationRequest,
+) => AuthorizationVerdict | Promise<AuthorizationVerdict>;
+
+/** What a world-state function is told, after each step's results are in. */
+export interface WorldStateContext {
+  step: number;
+  messages: readonly Message[];
+}
+
+/** Options for {@link runAgent}. Every limit is checked by the loop, never by the model. */
+export interface RunOptions {
+  model: Model;
+  /** The task: a user message, or a whole conversation to continue. */
+  input: string | Message[];
+  tools?: readonly AnyTool[];
+  /** @default '' */
+  system?: string;
+  /** The end user the run acts for; every tool call is authorized against this actor. */
+  actor?: Actor;
+  /**
+   * Per-call authorization. The default requires the actor to hold every scope the tool declares
+   * (and an actor to exist when a tool declares any).
+   */
+  authorize?: Authorizer;
+
+  /** Model calls per run, the final-answer call included. @default 6 */
+  maxSteps?: number;
+  /** What to do at the step limit. @default 'final-answer' */
+  onStepLimit?: 'final-answer' | 'stop';
+  /** The message that asks for the best answer at the limit. */
+  finalAnswerPrompt?: string;
+  /** Identical `(tool, input)` proposals that end the run; `false` turns detection off. @default 3 */
+  repeatLimit?: number | false;
+  /** The most prefill tokens any call may send. @default 100_000 */
+  maxContextTokens?: number;
+  /** The most tokens (prefill plus output, summed over calls) the run may be billed. @default unlimited */
+  maxBilledTokens?: number;
+  /** The most USD the run may spend; needs `prices`. @default unlimited */
+  maxSpendUsd?: number;
+  /** Wall-clock milliseconds for the whole run, model calls included. @default unlimited */
+  maxWallMs?: number;
+  /** Tool errors the run tolerates before it stops early. @default unlimited */
+  maxToolErrors?: number;
+  /** The progress detector; `false` turns it off. @default { window: 8, minDistinct: 3 } */
+  drift?: DriftOptions | false;
+  /** A hash of the state that defines success (test output, open goals); unchanged across the drift window ends the run. */
+  worldState?: (context: WorldStateContext) => string | Promise<string>;
+  /** Offer the model a built-in tool to say it cannot complete the task. @default true (named `cannot_complete`) */
+  giveUpTool?: boolean | { name: string };
+
+  /** Per tool call, unless the tool sets its own. @default 30_000 */
+  toolTimeoutMs?: number;
+  /** Tool calls of one step that run at once. @default 4 */
+  toolConcurrency?: number;
+  /** Passed to the model on every call. */
+  maxOutputTokens?: number;
+
+  /** Prices by model id (`'*'` for any); needed for `maxSpendUsd` and cost figures. */
+  prices?: PriceTable;
+  /** Sizes the next prefill before a call. @default approxTokenEstimator (4 characters a token) */
+  estimator?: TokenEstimator;
+  /** Where trace events go. */
+  trace?: TraceSink | readonly TraceSink[];
+  /** Saves a {@link RunState} after every step. */
+  checkpoint?: CheckpointStore;
+  /** Aborting ends the run as `cancelled` and aborts running tools. */
+  signal?: AbortSignal;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default random UUIDs */
+  generateId?: IdGenerator;
+  /** @default generateId('run') */
+  runId?: string;
+}
+
+export const defaultFinalAnswerPrompt =
+  'You have reached the step limit for this task and cannot call any more tools. Reply now with your best answer from what you have found so far, and say what remains unknown.';
+
+export const giveUpToolDefault = 'cannot_complete';
+
+/** Validates the numeric options, throwing {@link ConfigurationError} for the first bad one. */
+export function validateRunOptions(options: RunOptions): void {
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigurationError('options', 'must be an object');
+  if (typeof options.model?.generate !== 'function') {
+    throw new ConfigurationError('model', 'must implement generate(request)');
+  }
+  positiveInteger('maxSteps', options.maxSteps);
+  positiveInteger('toolConcurrency', options.toolConcurrency);
+  positiveInteger('maxOutputTokens', options.maxOutputTokens);
+  if (options.repeatLimit !== false) positiveInteger('repeatLimit', options.repeatLimit, 2);
+  positiveNumber('maxContextTokens', options.maxContextTokens);
+  positiveNumber('maxBilledTokens', options.maxBilledTokens);
+  positiveNumber('maxSpendUsd', options.maxSpendUsd);
+  positiveNumber('maxWallMs', options.maxWallMs);
+  positiveNumber('toolTimeoutMs', options.toolTimeoutMs);
+  nonNegativeInteger('maxToolErrors', options.maxToolErrors);
+  if (options.drift) {
+    positiveInteger('drift.window', options.drift.window, 2);
+    positiveInteger('drift.minDistinct', options.drift.minDistinct);
+    if ((options.drift.minDistinct ?? 3) > (options.drift.window ?? 8)) {
+      throw new ConfigurationError('drift.minDistinct', 'cannot exceed drift.window');
+    }
+  }
+  if (
+    options.onStepLimit !== undefined &&
+    options.onStepLimit !== 'final-answer' &&
+    options.onStepLimit !== 'stop'
+  ) {
+    throw new ConfigurationError(
+      'onStepLimit',
+      `must be 'final-answer' or 'stop', got ${String(options.onStepLimit)}`,
+    );
+  }
+  if (options.maxSpendUsd !== undefined && options.prices === undefined) {
+    throw new ConfigurationError('maxSpendUsd', 'needs a price table in `prices` to turn tokens into USD');
+  }
+  const names = new Set<string>();
+  for (const tool of options.tools ?? []) {
+    if (typeof tool?.execute !== 'function' || typeof tool.validate !== 'function') {
+      throw new ConfigurationError('tools', 'every tool must come from defineTool()');
+    }
+    if (names.has(tool.name)) throw new ConfigurationError('tools', `two tools are named "${tool.name}"`);
+    names.add(tool.name);
+  }
+  const giveUp = giveUpToolName(options);
+  if (giveUp !== null && names.has(giveUp)) {
+    throw new ConfigurationError(
+      'giveUpTool',
+      `a tool is already named "${giveUp}"; pass giveUpTool: { name } to rename it`,
+    );
+  }
+  if (typeof options.input !== 'string' && !Array.isArray(options.input)) {
+    throw new ConfigurationError('input', 'must be a string or an array of messages');
+  }
+}
+
+export function giveUpToolName(options: Pick<RunOptions, 'giveUpTool'>): string | null {
+  if (options.giveUpTool === false) return null;
+  if (typeof options.giveUpTool === 'object') return options.giveUpTool.name;
+  return giveUpToolDefault;
+}
+
+function positiveInteger(option: string, value: number | undefined, minimum = 1): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) {
+    throw new ConfigurationError(option, `must be an integer ≥ ${minimum}, got ${String(value)}`);
+  }
+}
+
+function nonNegativeInteger(option: string, value: number | undefined): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new ConfigurationError(option, `must be an integer ≥ 0, got ${String(value)}`);
+  }
+}
+
+function positiveNumber(option: string, value: number | undefined): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
+    throw new ConfigurationError(option, `must be a number > 0, got ${String(value)}`);
+  }
+}

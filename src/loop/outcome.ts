@@ -1,0 +1,104 @@
+import type { ErrorInfo } from '../errors/error-info.js';
+
+/** A tool call the loop did not execute, named so a person can see what was left undone. */
+export interface UnexecutedCall {
+  callId: string;
+  tool: string;
+  input: unknown;
+}
+
+/** Which budget a run ran out of. */
+export type BudgetName = 'context_tokens' | 'billed_tokens' | 'spend_usd' | 'wall_ms' | 'tool_errors';
+
+/** When a budget was checked: before a model call, or right after tool results were appended. */
+export type BudgetPhase = 'before-call' | 'after-results' | 'during-call';
+
+/**
+ * How a run ended. Every run ends in exactly one of these; `runAgent` never throws for them.
+ * Switch on `kind`; each variant names its cause.
+ */
+export type Outcome =
+  /** The model answered without asking for a tool. */
+  | { kind: 'answered'; text: string }
+  /**
+   * The step limit was reached. With `onStepLimit: 'final-answer'` the last step asked the model for
+   * its best answer with tools disabled; that text is `finalText`. Calls proposed at the limit are
+   * listed, never executed blind.
+   */
+  | { kind: 'step_limit'; limit: number; finalText: string | undefined; unexecutedCalls: UnexecutedCall[] }
+  /** A budget would have been exceeded by the next call (or was, by the clock). */
+  | { kind: 'over_budget'; budget: BudgetName; limit: number; actual: number; phase: BudgetPhase }
+  /** The same `(tool, input)` was proposed `count` times: `key` is the diagnosis. */
+  | {
+      kind: 'looped';
+      reason: 'repeated_call';
+      key: string;
+      tool: string;
+      input: unknown;
+      count: number;
+      limit: number;
+    }
+  /** The progress detector saw no new actions, or no change in the world state. */
+  | { kind: 'looped'; reason: 'no_progress'; signal: 'novelty' | 'world_state'; detail: string }
+  /** The model called the built-in "cannot complete" tool. */
+  | { kind: 'gave_up'; reason: string }
+  /** Something failed that the loop cannot recover from. */
+  | { kind: 'hard_error'; source: HardErrorSource; error: ErrorInfo }
+  /** The caller's signal aborted the run. */
+  | { kind: 'cancelled'; reason: string }
+  /** The model stopped on `max_tokens` mid-output; nothing in that response was executed. */
+  | { kind: 'truncated'; block: 'tool_use' | 'text'; text: string; unexecutedCalls: UnexecutedCall[] }
+  /** The model declined to answer (`refusal`, or OpenAI's `content_filter`). */
+  | { kind: 'refused'; text: string };
+
+/** Where a `hard_error` came from. */
+export type HardErrorSource =
+  | 'model'
+  | 'empty_response'
+  | 'malformed_response'
+  | 'tool'
+  | 'checkpoint'
+  | 'trace';
+
+/** Every outcome kind, for exhaustive checks and dashboards. */
+export const outcomeKinds = [
+  'answered',
+  'step_limit',
+  'over_budget',
+  'looped',
+  'gave_up',
+  'hard_error',
+  'cancelled',
+  'truncated',
+  'refused',
+] as const satisfies readonly Outcome['kind'][];
+
+/** A one-line description of an outcome, for logs and the CLI. */
+export function describeOutcome(outcome: Outcome): string {
+  switch (outcome.kind) {
+    case 'answered':
+      return 'answered';
+    case 'step_limit':
+      return `step_limit: stopped at ${outcome.limit} steps${outcome.unexecutedCalls.length > 0 ? `, ${outcome.unexecutedCalls.length} proposed call(s) not executed` : ''}`;
+    case 'over_budget':
+      return `over_budget: ${outcome.budget} ${formatNumber(outcome.actual)} > limit ${formatNumber(outcome.limit)} (${outcome.phase})`;
+    case 'looped':
+      return outcome.reason === 'repeated_call'
+        ? `looped: ${outcome.key} proposed ${outcome.count}× (limit ${outcome.limit})`
+        : `looped: no progress (${outcome.detail})`;
+    case 'gave_up':
+      return `gave_up: ${outcome.reason}`;
+    case 'hard_error':
+      return `hard_error (${outcome.source}): ${outcome.error.name}: ${outcome.error.message}`;
+    case 'cancelled':
+      return `cancelled: ${outcome.reason}`;
+    case 'truncated':
+      return `truncated: the model hit max_tokens inside a ${outcome.block === 'tool_use' ? 'tool call' : 'text answer'}; nothing executed`;
+    case 'refused':
+      return 'refused';
+  }
+}
+
+function formatNumber(value: number): string {
+  return Number.isInteger(value) ? value.toLocaleString('en-US') : value.toFixed(6);
+}

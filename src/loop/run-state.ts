@@ -1,0 +1,83 @@
+import type { DriftState } from '../controls/drift-monitor.js';
+import { ReinsError } from '../errors/reins-error.js';
+import type { Message } from '../model/content.js';
+import type { Usage } from '../model/model.js';
+import type { Outcome } from './outcome.js';
+
+/** The run-state schema version. Old versions keep loading: add a migration, never edit a shape. */
+export const runStateVersion = 1;
+
+/**
+ * Everything needed to continue a run after its last completed step, as plain JSON. The loop saves
+ * one after every step; `resumeAgent(state, options)` continues from it.
+ */
+export interface RunState {
+  version: typeof runStateVersion;
+  runId: string;
+  status: 'running' | 'ended';
+  /** Completed steps (model call plus its tool results). */
+  step: number;
+  system: string;
+  messages: Message[];
+  usage: Usage;
+  billedTokens: number;
+  costUsd: number;
+  contextTokens: number;
+  toolErrors: number;
+  repeatCounts: [string, number][];
+  drift: DriftState | null;
+  /** Wall-clock time the run has used so far, so a resumed run keeps its `maxWallMs`. */
+  elapsedMs: number;
+  startedAt: number;
+  updatedAt: number;
+  outcome: Outcome | null;
+}
+
+/** Parses a serialized run state, checking its version and shape. */
+export function parseRunState(text: string): RunState {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new ReinsError('corrupt_state', 'run state is not valid JSON', { cause });
+  }
+  return assertRunState(value);
+}
+
+/** Checks that a value is a run state this version of reins can continue. */
+export function assertRunState(value: unknown): RunState {
+  if (typeof value !== 'object' || value === null)
+    throw new ReinsError('corrupt_state', 'run state must be an object');
+  const state = value as Partial<RunState>;
+  if (state.version !== runStateVersion) {
+    throw new ReinsError(
+      'unsupported_state_version',
+      `run state version ${String(state.version)} is not supported (expected ${runStateVersion})`,
+    );
+  }
+  const numeric = [
+    'step',
+    'billedTokens',
+    'costUsd',
+    'contextTokens',
+    'toolErrors',
+    'elapsedMs',
+    'startedAt',
+    'updatedAt',
+  ] as const;
+  for (const field of numeric) {
+    if (typeof state[field] !== 'number' || !Number.isFinite(state[field])) {
+      throw new ReinsError('corrupt_state', `run state field ${field} must be a finite number`);
+    }
+  }
+  if (
+    typeof state.runId !== 'string' ||
+    !Array.isArray(state.messages) ||
+    !Array.isArray(state.repeatCounts)
+  ) {
+    throw new ReinsError('corrupt_state', 'run state is missing runId, messages or repeatCounts');
+  }
+  if (state.status !== 'running' && state.status !== 'ended')
+    throw new ReinsError('corrupt_state', 'run state status is invalid');
+  return state as RunState;
+}

@@ -1,0 +1,2 @@
+/** SQLite-backed stores (better-sqlite3 12, an optional peer dependency). */
+export * from './sqlite-checkpoint-store.js';

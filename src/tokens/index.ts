@@ -1,0 +1,1 @@
+export * from './token-estimator.js';

@@ -1,0 +1,127 @@
+import type { AssistantBlock, Message, UserBlock } from '../model/content.js';
+import type { ToolDefinition } from '../model/model.js';
+
+/**
+ * Sizes prompt parts in tokens before a call, so the loop can refuse a call it cannot afford.
+ * After a call the provider's reported usage replaces the estimate.
+ */
+export interface TokenEstimator {
+  readonly name: string;
+  /** Tokens a piece of text costs. */
+  countText(text: string): number;
+  /** Tokens one content block costs. Defaults to {@link countBlockDefault}. */
+  countBlock?(block: AssistantBlock | UserBlock): number;
+  /** Tokens the tool definitions cost. Defaults to the text of their JSON. */
+  countTools?(tools: readonly ToolDefinition[]): number;
+}
+
+/** The default sizing of a block: its text, a tool call's name and JSON input, a result's content. */
+export function countBlockDefault(estimator: TokenEstimator, block: AssistantBlock | UserBlock): number {
+  switch (block.type) {
+    case 'text':
+      return estimator.countText(block.text);
+    case 'tool_use':
+      return estimator.countText(block.name + (block.inputText ?? JSON.stringify(block.input) ?? ''));
+    case 'tool_result':
+      return estimator.countText(block.content);
+  }
+}
+
+/**
+ * About four characters a token: the usual rule of thumb for English and JSON with the Claude and
+ * GPT tokenizers. Good enough to stop a call before it is sent; the provider's count is the truth.
+ */
+export const approxTokenEstimator: TokenEstimator = {
+  name: 'chars/4',
+  countText: (text) => Math.ceil(text.length / 4),
+};
+
+/**
+ * Counts prefills incrementally: each message is sized once and remembered by identity, so sizing
+ * the next call costs the new messages, not the whole transcript (a 10,000-step run stays linear).
+ */
+export class PrefillCounter {
+  readonly estimator: TokenEstimator;
+  readonly #byMessage = new WeakMap<Message, number>();
+  #toolsKey: readonly ToolDefinition[] | undefined;
+  #toolsTokens = 0;
+  #systemKey: string | undefined;
+  #systemTokens = 0;
+  #lastMessages: readonly Message[] | undefined;
+  #lastLength = 0;
+  #lastTail: Message | undefined;
+  #lastSum = 0;
+
+  constructor(estimator: TokenEstimator) {
+    this.estimator = estimator;
+  }
+
+  block(block: AssistantBlock | UserBlock): number {
+    return this.estimator.countBlock
+      ? this.estimator.countBlock(block)
+      : countBlockDefault(this.estimator, block);
+  }
+
+  message(message: Message): number {
+    const cached = this.#byMessage.get(message);
+    if (cached !== undefined) return cached;
+    let tokens = 0;
+    for (const block of message.content) tokens += this.block(block);
+    this.#byMessage.set(message, tokens);
+    return tokens;
+  }
+
+  system(system: string): number {
+    if (system !== this.#systemKey) {
+      this.#systemKey = system;
+      this.#systemTokens = system === '' ? 0 : this.estimator.countText(system);
+    }
+    return this.#systemTokens;
+  }
+
+  tools(tools: readonly ToolDefinition[]): number {
+    if (tools !== this.#toolsKey) {
+      this.#toolsKey = tools;
+      this.#toolsTokens =
+        tools.length === 0
+          ? 0
+          : this.estimator.countTools
+            ? this.estimator.countTools(tools)
+            : this.estimator.countText(JSON.stringify(tools));
+    }
+    return this.#toolsTokens;
+  }
+
+  /**
+   * Tokens of a message list. When called again with the same array grown at the end (as the loop
+   * grows its transcript), only the new messages are counted.
+   */
+  messages(messages: readonly Message[]): number {
+    let start = 0;
+    let sum = 0;
+    const length = this.#lastLength;
+    if (
+      messages === this.#lastMessages &&
+      messages.length >= length &&
+      (length === 0 || messages[length - 1] === this.#lastTail)
+    ) {
+      start = length;
+      sum = this.#lastSum;
+    }
+    for (let i = start; i < messages.length; i++) sum += this.message(messages[i] as Message);
+    this.#lastMessages = messages;
+    this.#lastLength = messages.length;
+    this.#lastTail = messages[messages.length - 1];
+    this.#lastSum = sum;
+    return sum;
+  }
+
+  /** The whole prefill of a request: system, tools and every message. */
+  request(request: {
+    system: string;
+    tools: readonly ToolDefinition[];
+    messages: readonly Message[];
+  }): number {
+    return this.system(request.system) + this.tools(request.tools) + this.messages(request.messages);
+  }
+}

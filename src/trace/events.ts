@@ -1,0 +1,193 @@
+import type { ErrorInfo } from '../errors/error-info.js';
+import type { BudgetName, BudgetPhase, Outcome } from '../loop/outcome.js';
+import type { RunState } from '../loop/run-state.js';
+import type { Message } from '../model/content.js';
+import type { ModelResponse, ToolDefinition, Usage } from '../model/model.js';
+
+/** The trace schema version. Bump it when an event changes shape; keep a fixture of every version. */
+export const traceVersion = 1;
+
+/** The limits a run used, recorded so a replay applies the same ones. */
+export interface RecordedLimits {
+  maxSteps: number;
+  repeatLimit: number | null;
+  maxContextTokens: number | null;
+  maxBilledTokens: number | null;
+  maxSpendUsd: number | null;
+  maxWallMs: number | null;
+  maxToolErrors: number | null;
+  drift: { window: number; minDistinct: number } | null;
+  onStepLimit: 'final-answer' | 'stop';
+  finalAnswerPrompt: string;
+  giveUpTool: string | null;
+  toolTimeoutMs: number;
+  toolConcurrency: number;
+  maxOutputTokens: number | null;
+  estimator: string;
+}
+
+/** How a single tool call was settled. */
+export type ToolCallStatus =
+  | 'ok'
+  | 'error'
+  | 'denied'
+  | 'invalid_input'
+  | 'invalid_json'
+  | 'invalid_output'
+  | 'unknown_tool'
+  | 'timeout'
+  | 'aborted'
+  | 'fatal';
+
+/** One figure a budget check compared. */
+export interface BudgetReading {
+  budget: BudgetName;
+  limit: number;
+  actual: number;
+  ok: boolean;
+}
+
+interface Base {
+  v: typeof traceVersion;
+  runId: string;
+  /** Position in this run's trace, from 0. */
+  seq: number;
+  /** Epoch milliseconds from the run's clock. */
+  at: number;
+}
+
+export interface RunStartEvent extends Base {
+  type: 'run-start';
+  model: string;
+  system: string;
+  messages: Message[];
+  tools: ToolDefinition[];
+  actorId: string | null;
+  limits: RecordedLimits;
+  prices: Record<string, unknown> | null;
+  /** Set when this trace continues a checkpointed run. */
+  resumedFrom: RunState | null;
+}
+export interface StepStartEvent extends Base {
+  type: 'step-start';
+  step: number;
+  /** The estimated prefill of this step's call. */
+  contextTokens: number;
+  billedTokens: number;
+  costUsd: number;
+  toolsEnabled: boolean;
+}
+export interface BudgetCheckEvent extends Base {
+  type: 'budget-check';
+  step: number;
+  phase: BudgetPhase;
+  readings: BudgetReading[];
+  ok: boolean;
+}
+export interface ModelResponseEvent extends Base {
+  type: 'model-response';
+  step: number;
+  response: ModelResponse;
+  /** The text the model wrote alongside its tool calls: its stated reasoning. */
+  thought: string;
+  usageEstimated: boolean;
+  prefillTokens: number;
+  costUsd: number;
+  contextTokens: number;
+  billedTokens: number;
+  durationMs: number;
+}
+export interface ModelErrorEvent extends Base {
+  type: 'model-error';
+  step: number;
+  error: ErrorInfo;
+  /** The unreadable response itself, when the model returned one. */
+  response?: unknown;
+  durationMs: number;
+}
+export interface RepeatCheckEvent extends Base {
+  type: 'repeat-check';
+  step: number;
+  callId: string;
+  tool: string;
+  key: string;
+  count: number;
+  limit: number;
+  repeated: boolean;
+}
+export interface AuthorizationEvent extends Base {
+  type: 'authorization';
+  step: number;
+  callId: string;
+  tool: string;
+  actorId: string | null;
+  allowed: boolean;
+  reason: string | null;
+}
+export interface ToolCallEvent extends Base {
+  type: 'tool-call';
+  step: number;
+  callId: string;
+  tool: string;
+  input: unknown;
+}
+export interface ToolResultEvent extends Base {
+  type: 'tool-result';
+  step: number;
+  callId: string;
+  tool: string;
+  status: ToolCallStatus;
+  /** Exactly what the model is shown. */
+  content: string;
+  isError: boolean;
+  resultTokens: number;
+  durationMs: number;
+  /** Internal detail (the thrown error); never shown to the model. */
+  error: ErrorInfo | null;
+}
+export interface ProgressCheckEvent extends Base {
+  type: 'progress-check';
+  step: number;
+  worldState: string | null;
+  drifting: { signal: 'novelty' | 'world_state'; detail: string } | null;
+}
+export interface StepEndEvent extends Base {
+  type: 'step-end';
+  step: number;
+  /** The prefill the next call will send. */
+  contextTokens: number;
+  billedTokens: number;
+  costUsd: number;
+  toolErrors: number;
+}
+export interface RunEndEvent extends Base {
+  type: 'run-end';
+  outcome: Outcome;
+  steps: number;
+  contextTokens: number;
+  billedTokens: number;
+  costUsd: number;
+  usage: Usage;
+}
+
+/** Every event a run emits, keyed on `type`. */
+export type TraceEvent =
+  | RunStartEvent
+  | StepStartEvent
+  | BudgetCheckEvent
+  | ModelResponseEvent
+  | ModelErrorEvent
+  | RepeatCheckEvent
+  | AuthorizationEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | ProgressCheckEvent
+  | StepEndEvent
+  | RunEndEvent;
+
+/** An event before the loop stamps it with version, run id, sequence number and time. */
+export type TraceEventBody = TraceEvent extends infer E
+  ? E extends TraceEvent
+    ? Omit<E, keyof Base>
+    : never
+  : never;

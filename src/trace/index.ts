@@ -1,0 +1,4 @@
+export * from './events.js';
+export * from './render.js';
+export * from './replay.js';
+export * from './sink.js';
