@@ -28,7 +28,7 @@ export interface DriftState {
 
 /**
  * The action fingerprint the drift monitor compares: strings lower-cased, trimmed, inner whitespace
- * collapsed and surrounding quotes dropped, keys sorted, so `grep "Discount"` and `grep discount`
+ * collapsed and quotes dropped, keys sorted, so `grep "Discount"` and `grep discount`
  * count as the same action.
  */
 export function actionFingerprint(tool: string, input: unknown): string {
@@ -37,11 +37,7 @@ export function actionFingerprint(tool: string, input: unknown): string {
 
 function normalize(value: unknown): unknown {
   if (typeof value === 'string') {
-    return value
-      .trim()
-      .toLowerCase()
-      .replace(/\s+/g, ' ')
-      .replace(/^["'`]+|["'`]+$/g, '');
+    return value.trim().toLowerCase().replace(/\s+/g, ' ').replace(/["'`]/g, '');
   }
   if (Array.isArray(value)) return value.map(normalize);
   if (value !== null && typeof value === 'object') {

@@ -25,7 +25,7 @@ import { assertRunState, type RunState, runStateVersion } from './run-state.js';
  * });
  * if (result.outcome.kind === 'answered') console.log(result.outcome.text);
  */
-export async function runAgent(options: RunOptions): Promise<RunResult> {
+export function runAgent(options: RunOptions): Promise<RunResult> {
   validateRunOptions(options);
   const clock = options.clock ?? systemClock;
   const generateId = options.generateId ?? randomIds;
@@ -45,6 +45,7 @@ export async function runAgent(options: RunOptions): Promise<RunResult> {
     step: 0,
     system,
     messages,
+    completedMessages: messages.length,
     usage: emptyUsage(),
     billedTokens: 0,
     costUsd: 0,
@@ -60,19 +61,29 @@ export async function runAgent(options: RunOptions): Promise<RunResult> {
   return runLoop(setupFor(options, state, definitions, counter, runId, false));
 }
 
+/** Outcomes a resume continues past: the run was interrupted, not decided. */
+const resumableOutcomes: ReadonlySet<string> = new Set(['hard_error', 'cancelled']);
+
 /**
  * Continues a run from its last completed step. Pass the same tools and limits as the original run;
  * the conversation, counters and budgets come from the state. Steps that completed are never
- * repeated, so their tool calls never run again. An ended state returns its outcome at once.
+ * repeated, so their tool calls never run again. A run that ended `hard_error` or `cancelled`
+ * continues from its last completed step; any other ended run returns its outcome at once.
+ * Throws {@link ConfigurationError} for invalid options and a `ReinsError` for a corrupt state.
  */
-export async function resumeAgent(
+export function resumeAgent(
   state: RunState,
   options: Omit<RunOptions, 'input' | 'runId' | 'system'>,
 ): Promise<RunResult> {
-  const checked = assertRunState(state);
+  let checked = assertRunState(state);
   validateRunOptions({ ...options, input: checked.messages });
   const definitions = toolDefinitions(options);
   const counter = new PrefillCounter(options.estimator ?? approxTokenEstimator);
+  if (checked.status === 'ended' && checked.outcome && resumableOutcomes.has(checked.outcome.kind)) {
+    const messages = checked.messages.slice(0, checked.completedMessages);
+    const contextTokens = counter.request({ system: checked.system, tools: definitions, messages });
+    checked = { ...checked, status: 'running', outcome: null, messages, contextTokens };
+  }
   return runLoop(
     setupFor({ ...options, input: checked.messages }, checked, definitions, counter, checked.runId, true),
   );

@@ -81,6 +81,7 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
   let contextTokens = initial.contextTokens;
   let toolErrors = initial.toolErrors;
   let completedSteps = initial.step;
+  let completedMessages = initial.completedMessages;
   let lastStep = initial.step;
   let lastModelId: string | undefined;
   const startedAt = clock.now() - initial.elapsedMs;
@@ -120,6 +121,7 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
     step: completedSteps,
     system: initial.system,
     messages,
+    completedMessages,
     usage,
     billedTokens,
     costUsd,
@@ -132,6 +134,11 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
     updatedAt: clock.now(),
     outcome,
   });
+
+  // Snapshots copy counters; take one only when a store will keep it.
+  const saveStep = async (): Promise<void> => {
+    if (setup.checkpoint) await save(snapshot('running', null));
+  };
 
   const save = async (state: RunState): Promise<void> => {
     if (!setup.checkpoint) return;
@@ -361,8 +368,9 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
       if (calls.length === 0) {
         if (response.stopReason === 'pause_turn') {
           completedSteps = step;
+          completedMessages = messages.length;
           await emit({ type: 'step-end', step, contextTokens, billedTokens, costUsd, toolErrors });
-          await save(snapshot('running', null));
+          await saveStep();
           continue;
         }
         completedSteps = step;
@@ -503,6 +511,7 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
       contextTokens += counter.message(results);
       toolErrors += settlements.filter((settlement) => settlement.isError).length;
       completedSteps = step;
+      completedMessages = messages.length;
 
       let verdict: DriftVerdict | undefined;
       let worldState: string | null = null;
@@ -519,7 +528,7 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
         await emit({ type: 'progress-check', step, worldState, drifting: verdict ?? null });
       }
       await emit({ type: 'step-end', step, contextTokens, billedTokens, costUsd, toolErrors });
-      await save(snapshot('running', null));
+      await saveStep();
 
       if (verdict)
         return await finish({

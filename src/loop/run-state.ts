@@ -19,6 +19,8 @@ export interface RunState {
   step: number;
   system: string;
   messages: Message[];
+  /** How many of `messages` belong to completed steps; a resume drops the rest. */
+  completedMessages: number;
   usage: Usage;
   billedTokens: number;
   costUsd: number;
@@ -57,6 +59,7 @@ export function assertRunState(value: unknown): RunState {
   }
   const numeric = [
     'step',
+    'completedMessages',
     'billedTokens',
     'costUsd',
     'contextTokens',

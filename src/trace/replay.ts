@@ -143,6 +143,7 @@ export async function replayTrace(
     step: 0,
     system: start.system,
     messages: start.messages,
+    completedMessages: start.messages.length,
     usage: emptyUsage(),
     billedTokens: 0,
     costUsd: 0,

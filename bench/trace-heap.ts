@@ -1,0 +1,81 @@
+/**
+ * Heap growth of a 10,000-step run with the trace streamed to a JSONL file: every control on, the
+ * transcript kept (it is the run's context), the trace not kept in memory.
+ *
+ *   node --expose-gc --import tsx bench/trace-heap.ts [--steps 10000]
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineTool, type Model, runAgent } from 'reins';
+import { jsonlTraceSink } from 'reins/node';
+import { z } from 'zod';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with node --expose-gc');
+const index = process.argv.indexOf('--steps');
+const steps = index >= 0 ? Number(process.argv[index + 1]) : 10_000;
+
+const dir = mkdtempSync(join(tmpdir(), 'reins-heap-'));
+const file = join(dir, 'trace.jsonl');
+let peakHeap = 0;
+const tool = defineTool({
+  name: 'probe',
+  description: 'Probe one thing.',
+  input: z.object({ n: z.number().int() }),
+  execute: ({ n }) => {
+    if (n % 250 === 0) peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+    return { n, ok: true };
+  },
+});
+let turn = 0;
+const model: Model = {
+  name: 'fake',
+  generate: async () => {
+    const n = turn++;
+    if (n >= steps)
+      return {
+        content: [{ type: 'text', text: 'done' }],
+        stopReason: 'end_turn',
+        usage: { inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      };
+    return {
+      content: [
+        { type: 'text', text: `probing ${n}` },
+        { type: 'tool_use', id: `c${n}`, name: 'probe', input: { n } },
+      ],
+      stopReason: 'tool_use',
+      usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    };
+  },
+};
+
+gc();
+const before = process.memoryUsage().heapUsed;
+const sink = jsonlTraceSink(file);
+const started = performance.now();
+const result = await runAgent({
+  model,
+  input: 'Probe everything.',
+  tools: [tool],
+  maxSteps: steps + 2,
+  maxContextTokens: 1e12,
+  maxBilledTokens: 1e12,
+  maxWallMs: 3_600_000,
+  repeatLimit: 3,
+  trace: sink,
+});
+const elapsedMs = performance.now() - started;
+sink.close();
+gc();
+const retained = process.memoryUsage().heapUsed;
+const mb = (bytes: number) => (bytes / 1_048_576).toFixed(1);
+console.log(
+  `\n${steps.toLocaleString('en-US')}-step run, trace to JSONL (${mb(statSync(file).size)} MB on disk), outcome ${result.outcome.kind}, ${result.steps} steps in ${(elapsedMs / 1000).toFixed(2)} s (${((elapsedMs * 1000) / result.steps).toFixed(1)} µs/step)`,
+);
+console.log(`  heap growth at peak (sampled, before GC): ${mb(peakHeap - before)} MB`);
+console.log(
+  `  heap growth retained after GC (transcript of ${result.messages.length.toLocaleString('en-US')} messages still referenced): ${mb(retained - before)} MB`,
+);
+console.log(`  goal: < 50 MB   ${peakHeap - before < 50 * 1_048_576 ? 'met' : 'NOT met'}`);
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { runAgent } from '../loop/run-agent.js';
+import { runScenario } from '../scenarios/run-scenario.js';
+import { scenarioNames } from '../scenarios/scenarios.js';
+import { fakeClock } from '../testing/fake-clock.js';
+import { scriptedModel } from '../testing/scripted-model.js';
+import { defineTool } from '../tools/define-tool.js';
+import { ToolError } from '../tools/tool-error.js';
+import { replayTrace } from './replay.js';
+import { memoryTraceSink } from './sink.js';
+
+const fixed = () => ({ clock: fakeClock(), generateId: (prefix: string) => `${prefix}_1` });
+
+describe('replayTrace reproduces the outcome from the trace alone', () => {
+  for (const name of scenarioNames) {
+    for (const repeatLimit of [3, false] as const) {
+      it(`${name} (repeat detection ${repeatLimit === false ? 'off' : 'on'})`, async () => {
+        const run = await runScenario(name, { ...fixed(), repeatLimit });
+        const replay = await replayTrace(JSON.parse(JSON.stringify(run.trace)));
+        expect(replay.matches).toBe(true);
+        expect(replay.outcome).toEqual(run.outcome);
+        expect(replay.result.billedTokens).toBe(run.billedTokens);
+        expect(replay.result.steps).toBe(run.steps);
+      });
+    }
+  }
+
+  it('a model error, a denial, a tool timeout and a wall-clock stop', async () => {
+    const clock = fakeClock();
+    const hang = defineTool({
+      name: 'hang',
+      description: 'x',
+      input: z.object({}),
+      timeoutMs: 1_000,
+      execute: () => new Promise(() => {}),
+    });
+    const guarded = defineTool({
+      name: 'guarded',
+      description: 'x',
+      input: z.object({}),
+      scopes: ['admin'],
+      execute: () => 'secret',
+    });
+    const flaky = defineTool({
+      name: 'flaky',
+      description: 'x',
+      input: z.object({}),
+      execute: () => {
+        throw new ToolError('nope');
+      },
+    });
+    const cases = [
+      { model: scriptedModel([{ throws: new Error('503 from upstream') }]) },
+      {
+        model: scriptedModel([
+          {
+            toolCalls: [
+              { name: 'guarded', input: {} },
+              { name: 'flaky', input: {} },
+            ],
+          },
+          { text: 'ok' },
+        ]),
+      },
+      { model: scriptedModel([{ toolCalls: [{ name: 'hang', input: {} }] }, { text: 'ok' }]) },
+      {
+        model: scriptedModel([
+          { toolCalls: [{ name: 'hang', input: {} }] },
+          () => new Promise<never>(() => {}),
+        ]),
+        maxWallMs: 3_000,
+      },
+    ];
+    for (const extra of cases) {
+      const trace = memoryTraceSink();
+      const run = await clock.runUntilSettled(
+        runAgent({ input: 'q', tools: [hang, guarded, flaky], trace, clock, ...extra }),
+      );
+      const replay = await replayTrace(trace.events);
+      expect(replay.outcome).toEqual(run.outcome);
+      expect(replay.matches).toBe(true);
+    }
+  });
+
+  it('says so when the trace does not reproduce', async () => {
+    const run = await runScenario('happy', fixed());
+    const tampered = run.trace.filter((event) => !(event.type === 'model-response' && event.step === 4));
+    const replay = await replayTrace(tampered);
+    expect(replay.matches).toBe(false);
+    expect(replay.outcome).toMatchObject({ kind: 'hard_error', source: 'model' });
+    expect(replay.divergences).toEqual(['no recorded model response for call 4']);
+  });
+});

@@ -1,0 +1,36 @@
+import { builtinModules } from 'node:module';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+
+const entry = (path: string) => new URL(`../src/${path}`, import.meta.url).pathname;
+
+async function bundle(path: string) {
+  return build({
+    entryPoints: [entry(path)],
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
+}
+
+describe('the core runs in a browser', () => {
+  it('reins (core) bundles for the browser with no Node built-in and no dependency', async () => {
+    const result = await bundle('index.ts');
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs.filter((input) => input.includes('node_modules'))).toEqual([]);
+    const text = result.outputFiles[0]!.text;
+    for (const name of builtinModules) expect(text).not.toMatch(new RegExp(`from ["'](node:)?${name}["']`));
+  });
+
+  it.each(['testing/index.ts', 'scenarios/index.ts'])('%s bundles for the browser', async (path) => {
+    const result = await bundle(path);
+    expect(result.errors).toEqual([]);
+  });
+
+  it('a Node built-in sneaking into the core fails the bundle', async () => {
+    await expect(bundle('node/index.ts')).rejects.toThrow(/node:fs/);
+  });
+});

@@ -1,0 +1,75 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const cli = new URL('../dist/cli/reins.js', import.meta.url).pathname;
+const reins = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+
+describe('reins CLI', () => {
+  it('demo all --json prints one object per scenario with the outcome, counters and trace', () => {
+    const run = reins('demo', 'all', '--json');
+    expect(run.status).toBe(0);
+    const rows = JSON.parse(run.stdout) as {
+      scenario: string;
+      outcome: { kind: string };
+      steps: number;
+      contextTokens: number;
+      billedTokens: number;
+      trace: unknown[];
+    }[];
+    expect(rows.map((row) => [row.scenario, row.outcome.kind, row.steps])).toEqual([
+      ['happy', 'answered', 4],
+      ['loops', 'looped', 3],
+      ['drowns', 'over_budget', 1],
+      ['wanders', 'step_limit', 6],
+    ]);
+    for (const row of rows) {
+      expect(row.billedTokens).toBeGreaterThan(0);
+      expect(row.contextTokens).toBeGreaterThan(0);
+      expect(row.trace.length).toBeGreaterThan(3);
+    }
+  });
+
+  it('the toggles reach the loop', () => {
+    const loops = JSON.parse(reins('demo', 'loops', '--no-repeat-detection', '--json').stdout);
+    expect(loops.outcome.kind).toBe('step_limit');
+    const short = JSON.parse(reins('demo', 'happy', '--max-steps', '2', '--json').stdout);
+    expect(short.outcome).toMatchObject({ kind: 'step_limit', limit: 2 });
+    const roomy = JSON.parse(reins('demo', 'drowns', '--max-context-tokens', '60000', '--json').stdout);
+    expect(roomy.outcome.kind).toBe('answered');
+  });
+
+  it('human output shows think → act → observe, the context meter and the outcome', () => {
+    const run = reins('demo', 'happy');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/think .*health of the checkout service/);
+    expect(run.stdout).toContain('act     get_service_health({"service":"checkout"})');
+    expect(run.stdout).toMatch(/context [\d,]+ \/ 8,000 tokens/);
+    expect(run.stdout).toMatch(/billed so far [\d,]+/);
+    expect(run.stdout).toContain('outcome answered');
+  });
+
+  it('bad flags exit 2 with a message naming the flag', () => {
+    const bad = reins('demo', 'happy', '--max-steps', '-3');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--max-steps/);
+    const unknown = reins('demo', 'nosuch');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/happy, loops, drowns, wanders/);
+  });
+
+  it('trace show renders a written trace, and trace replay reproduces it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reins-cli-'));
+    const file = join(dir, 'wanders.jsonl');
+    expect(reins('demo', 'wanders', '--trace-out', file).status).toBe(0);
+    const show = reins('trace', 'show', file);
+    expect(show.status).toBe(0);
+    expect(show.stdout).toContain('outcome step_limit');
+    const replay = reins('trace', 'replay', file, '--json');
+    expect(replay.status).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ matches: true, outcome: { kind: 'step_limit' } });
+    expect(reins('trace', 'show', join(dir, 'missing.jsonl')).status).toBe(2);
+  });
+});
