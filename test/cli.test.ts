@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const cli = new URL('../dist/cli/reins.js', import.meta.url).pathname;
-const reins = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+// Plain text whatever the environment: CI=true alone would switch colours on.
+const env = { ...process.env, NO_COLOR: '1' };
+delete env['FORCE_COLOR'];
+const reins = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env });
 
 describe('reins CLI', () => {
   it('demo all --json prints one object per scenario with the outcome, counters and trace', () => {
