@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 const cli = new URL('../dist/cli/reins.js', import.meta.url).pathname;
 // Plain text whatever the environment: CI=true alone would switch colours on.
-const env = { ...process.env, NO_COLOR: '1' };
+const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
 delete env['FORCE_COLOR'];
 const reins = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env });
 
