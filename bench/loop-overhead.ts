@@ -64,7 +64,14 @@ const reinsResponses: ModelResponse[] = [
   },
 ];
 const reinsTools = toolNames.map((name) =>
-  defineTool({ name, description: `Tool ${name}`, input: inputSchema, scopes: ['read'], execute }),
+  defineTool({
+    name,
+    effect: 'read',
+    description: `Tool ${name}`,
+    input: inputSchema,
+    scopes: ['read'],
+    execute,
+  }),
 );
 
 async function reinsRun(): Promise<void> {

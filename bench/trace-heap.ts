@@ -20,6 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), 'reins-heap-'));
 const file = join(dir, 'trace.jsonl');
 let peakHeap = 0;
 const tool = defineTool({
+  effect: 'read',
   name: 'probe',
   description: 'Probe one thing.',
   input: z.object({ n: z.number().int() }),

@@ -22,6 +22,7 @@ const orders: Record<string, { owner: string; status: string; total: number }> =
 };
 
 const searchKb = defineTool({
+  effect: 'read',
   name: 'search_kb',
   description: 'Search the help-center articles. Returns titles and short excerpts.',
   input: z.object({ query: z.string().min(2) }),
@@ -34,6 +35,8 @@ const searchKb = defineTool({
 });
 
 const getOrder = defineTool({
+  effect: 'read',
+  trustedOutput: true,
   name: 'get_order',
   description: 'Look up one order of the current customer by id.',
   input: z.object({ orderId: z.string() }),
@@ -45,6 +48,10 @@ const getOrder = defineTool({
 });
 
 const createTicket = defineTool({
+  // A write: it stops under the kill switch, and with untrusted help-center text in the context it
+  // runs only because its one sensitive argument (the order id) comes from the customer's own words.
+  effect: 'write',
+  sensitiveArguments: ['orderId'],
   name: 'create_ticket',
   description: 'Open a follow-up ticket for a human agent. Reversible and low risk.',
   input: z.object({ summary: z.string().min(5), orderId: z.string() }),

@@ -54,6 +54,21 @@ describe('reins CLI', () => {
     expect(run.stdout).toContain('outcome answered');
   });
 
+  it('demo drowns --cap-results completes, and bench injection --json prints the figures', () => {
+    const capped = JSON.parse(reins('demo', 'drowns', '--cap-results', '--json').stdout);
+    expect(capped.outcome.kind).toBe('answered');
+    const bench = reins('bench', 'injection', '--json');
+    expect(bench.status).toBe(0);
+    const figures = JSON.parse(bench.stdout);
+    for (const setup of ['guarded', 'unguarded']) {
+      for (const key of ['utility', 'utilityUnderAttack', 'attackSuccessRate']) {
+        expect(figures[setup][key]).toBeGreaterThanOrEqual(0);
+        expect(figures[setup][key]).toBeLessThanOrEqual(1);
+      }
+    }
+    expect(figures.guarded.attackSuccessRate).toBe(0);
+  });
+
   it('bad flags exit 2 with a message naming the flag', () => {
     const bad = reins('demo', 'happy', '--max-steps', '-3');
     expect(bad.status).toBe(2);

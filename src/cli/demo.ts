@@ -14,6 +14,8 @@ export interface DemoFlags {
   repeatDetection: boolean;
   maxSteps?: number;
   maxContextTokens?: number;
+  /** Cap every tool result at this many tokens (the fix for `drowns`). */
+  capResults?: number;
   json: boolean;
   traceOut?: string;
 }
@@ -29,6 +31,7 @@ export async function demo(which: ScenarioName | 'all', flags: DemoFlags): Promi
     if (!flags.repeatDetection) overrides.repeatLimit = false;
     if (flags.maxSteps !== undefined) overrides.maxSteps = flags.maxSteps;
     if (flags.maxContextTokens !== undefined) overrides.maxContextTokens = flags.maxContextTokens;
+    if (flags.capResults !== undefined) overrides.maxResultTokens = flags.capResults;
     const sink = flags.traceOut
       ? jsonlTraceSink(
           names.length > 1 ? flags.traceOut.replace(/(\.jsonl)?$/, `.${name}.jsonl`) : flags.traceOut,

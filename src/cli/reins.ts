@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { scenarioNames } from '../scenarios/index.js';
+import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
 import { traceReplay, traceShow } from './trace.js';
 
@@ -34,6 +35,12 @@ program
       positiveInteger('--max-context-tokens'),
     ),
   )
+  .addOption(
+    new Option(
+      '--cap-results [tokens]',
+      'cap each tool result (default 2000 tokens), marking what was cut',
+    ).argParser(positiveInteger('--cap-results')),
+  )
   .option('--trace-out <file>', 'also write the trace as JSONL')
   .option('--json', 'print one JSON object per scenario')
   .action(async (scenario, options) => {
@@ -41,9 +48,21 @@ program
       repeatDetection: options.repeatDetection,
       maxSteps: options.maxSteps,
       maxContextTokens: options.maxContextTokens,
+      capResults: options.capResults === true ? 2_000 : options.capResults,
       json: Boolean(options.json),
       traceOut: options.traceOut,
     });
+  });
+
+const bench = program.command('bench').description('Benchmarks that need no live model');
+bench
+  .command('injection')
+  .description(
+    'Prompt injection: utility, utility under attack and attack success, with and without the taint guard',
+  )
+  .option('--json', 'print the figures as JSON')
+  .action(async (options) => {
+    process.exitCode = await benchInjection(Boolean(options.json));
   });
 
 const trace = program.command('trace').description('Read and replay run traces (JSONL)');

@@ -1,4 +1,6 @@
 export * from './canonical-json.js';
 export * from './drift-monitor.js';
+export * from './fingerprint.js';
 export * from './price.js';
 export * from './repeat-detector.js';
+export * from './taint-ledger.js';

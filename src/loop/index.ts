@@ -1,3 +1,4 @@
+export * from './approval.js';
 export * from './dispatch.js';
 export * from './options.js';
 export * from './outcome.js';

@@ -17,6 +17,8 @@ const lessonEstimator: TokenEstimator = {
 
 async function billAfter(steps: number) {
   const tool = defineTool({
+    effect: 'read',
+    trustedOutput: true,
     name: 'fetch',
     description: 'x',
     input: z.object({ n: z.number() }),

@@ -8,6 +8,7 @@ import type { Clock, IdGenerator } from '../time/clock.js';
 import type { TokenEstimator } from '../tokens/token-estimator.js';
 import type { Actor, AnyTool } from '../tools/define-tool.js';
 import type { TraceSink } from '../trace/sink.js';
+import type { ApprovalVerdict } from './approval.js';
 
 /** What an authorizer is asked about one call. */
 export interface AuthorizationRequest {
@@ -32,6 +33,16 @@ export type Authorizer = (
 export interface WorldStateContext {
   step: number;
   messages: readonly Message[];
+}
+
+/** The taint guard: untrusted content in the context stops privileged calls it could have steered. */
+export interface TaintOptions {
+  /** @default true */
+  enabled?: boolean;
+  /** Pause for a person (`ask`, the fail-closed default) or refuse the call and let the run go on (`deny`). @default 'ask' */
+  onTaintedCall?: 'ask' | 'deny';
+  /** Writes allowed even under taint: a tool name, or a tool with a condition on its input. @default [] */
+  allowWhileTainted?: readonly (string | { tool: string; when?: (input: unknown) => boolean })[];
 }
 
 /** Options for {@link runAgent}. Every limit is checked by the loop, never by the model. */
@@ -81,6 +92,16 @@ export interface RunOptions {
   toolConcurrency?: number;
   /** Passed to the model on every call. */
   maxOutputTokens?: number;
+  /** The largest tool result the model is shown, unless a tool sets its own; larger ones are cut with a marker. @default unlimited */
+  maxResultTokens?: number;
+  /** The largest tool input accepted, in characters of JSON. @default 262_144 */
+  maxInputChars?: number;
+  /** The kill switch: every tool whose effect is not 'read' refuses to run. @default true when REINS_WRITES_DISABLED is 1 or true */
+  writesDisabled?: boolean;
+  /** The taint guard. @default { enabled: true, onTaintedCall: 'ask' } */
+  taint?: TaintOptions;
+  /** Verdicts for a run that ended `awaiting_approval`, passed to `resumeAgent`. */
+  approvals?: readonly ApprovalVerdict[];
 
   /** Prices by model id (`'*'` for any); needed for `maxSpendUsd` and cost figures. */
   prices?: PriceTable;
@@ -105,6 +126,14 @@ export const defaultFinalAnswerPrompt =
 
 export const giveUpToolDefault = 'cannot_complete';
 
+/** The kill switch's default: REINS_WRITES_DISABLED=1 or true in the environment, where there is one. */
+export function writesDisabledFromEnvironment(): boolean {
+  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[
+    'REINS_WRITES_DISABLED'
+  ];
+  return value === '1' || value?.toLowerCase() === 'true';
+}
+
 /** Validates the numeric options, throwing {@link ConfigurationError} for the first bad one. */
 export function validateRunOptions(options: RunOptions): void {
   if (typeof options !== 'object' || options === null)
@@ -121,6 +150,14 @@ export function validateRunOptions(options: RunOptions): void {
   positiveNumber('maxSpendUsd', options.maxSpendUsd);
   positiveNumber('maxWallMs', options.maxWallMs);
   positiveNumber('toolTimeoutMs', options.toolTimeoutMs);
+  positiveInteger('maxResultTokens', options.maxResultTokens);
+  positiveInteger('maxInputChars', options.maxInputChars);
+  if (options.taint?.onTaintedCall !== undefined && !['ask', 'deny'].includes(options.taint.onTaintedCall)) {
+    throw new ConfigurationError(
+      'taint.onTaintedCall',
+      `must be 'ask' or 'deny', got ${String(options.taint.onTaintedCall)}`,
+    );
+  }
   nonNegativeInteger('maxToolErrors', options.maxToolErrors);
   if (options.drift) {
     positiveInteger('drift.window', options.drift.window, 2);

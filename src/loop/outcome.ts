@@ -1,4 +1,5 @@
 import type { ErrorInfo } from '../errors/error-info.js';
+import type { ApprovalRequest } from './approval.js';
 
 /** A tool call the loop did not execute, named so a person can see what was left undone. */
 export interface UnexecutedCall {
@@ -49,7 +50,12 @@ export type Outcome =
   /** The model stopped on `max_tokens` mid-output; nothing in that response was executed. */
   | { kind: 'truncated'; block: 'tool_use' | 'text'; text: string; unexecutedCalls: UnexecutedCall[] }
   /** The model declined to answer (`refusal`, or OpenAI's `content_filter`). */
-  | { kind: 'refused'; text: string };
+  | { kind: 'refused'; text: string }
+  /**
+   * The run paused: these calls need a person's verdict. Nothing in their batch ran. Pass verdicts
+   * to `resumeAgent(result.state, { ...options, approvals })` to continue.
+   */
+  | { kind: 'awaiting_approval'; requests: ApprovalRequest[] };
 
 /** Where a `hard_error` came from. */
 export type HardErrorSource =
@@ -71,6 +77,7 @@ export const outcomeKinds = [
   'cancelled',
   'truncated',
   'refused',
+  'awaiting_approval',
 ] as const satisfies readonly Outcome['kind'][];
 
 /** A one-line description of an outcome, for logs and the CLI. */
@@ -96,6 +103,8 @@ export function describeOutcome(outcome: Outcome): string {
       return `truncated: the model hit max_tokens inside a ${outcome.block === 'tool_use' ? 'tool call' : 'text answer'}; nothing executed`;
     case 'refused':
       return 'refused';
+    case 'awaiting_approval':
+      return `awaiting_approval: ${outcome.requests.map((request) => `${request.tool} (${request.cause})`).join(', ')}`;
   }
 }
 

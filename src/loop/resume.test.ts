@@ -10,6 +10,7 @@ import type { RunState } from './run-state.js';
 
 function recorder(executed: number[]) {
   return defineTool({
+    effect: 'read',
     name: 'record',
     description: 'x',
     input: z.object({ step: z.number() }),

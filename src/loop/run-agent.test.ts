@@ -18,6 +18,7 @@ const ids = (() => {
 
 function lookupTool(log: string[] = []) {
   return defineTool({
+    effect: 'read',
     name: 'lookup',
     description: 'Look a key up.',
     input: z.object({ key: z.string() }),
@@ -123,6 +124,7 @@ describe('runAgent outcomes', () => {
       { toolCalls: [call('lookup', { m: { a: 2, b: 1 }, n: 1, key: 'k' })] },
     ]);
     const tool = defineTool({
+      effect: 'read',
       name: 'lookup',
       description: 'x',
       input: z.object({ key: z.string() }).passthrough(),
@@ -171,6 +173,7 @@ describe('runAgent outcomes', () => {
 
   it('stops after the results that blow the context budget, before the next call', async () => {
     const huge = defineTool({
+      effect: 'read',
       name: 'dump',
       description: 'x',
       input: z.object({}),
@@ -257,6 +260,7 @@ describe('runAgent outcomes', () => {
 
   it('aborts early after too many tool errors', async () => {
     const failing = defineTool({
+      effect: 'read',
       name: 'flaky',
       description: 'x',
       input: z.object({ n: z.number() }),
@@ -362,6 +366,7 @@ describe('runAgent tool dispatch', () => {
 
   it('shows the model a ToolError message but only a generic line for an unknown throw', async () => {
     const secret = defineTool({
+      effect: 'read',
       name: 'secret',
       description: 'x',
       input: z.object({}),
@@ -370,6 +375,7 @@ describe('runAgent tool dispatch', () => {
       },
     });
     const polite = defineTool({
+      effect: 'read',
       name: 'polite',
       description: 'x',
       input: z.object({}),
@@ -399,6 +405,7 @@ describe('runAgent tool dispatch', () => {
     const clock = fakeClock();
     let aborted = false;
     const hang = defineTool({
+      effect: 'read',
       name: 'hang',
       description: 'x',
       input: z.object({}),
@@ -423,6 +430,8 @@ describe('runAgent tool dispatch', () => {
     let inFlight = 0;
     let peak = 0;
     const slow = defineTool({
+      effect: 'read',
+      trustedOutput: true,
       name: 'slow',
       description: 'x',
       input: z.object({ n: z.number() }),
@@ -450,6 +459,7 @@ describe('runAgent tool dispatch', () => {
   it('a fatal tool error aborts its siblings and ends hard_error', async () => {
     let siblingAborted = false;
     const fatal = defineTool({
+      effect: 'read',
       name: 'fatal',
       description: 'x',
       input: z.object({}),
@@ -459,6 +469,7 @@ describe('runAgent tool dispatch', () => {
       },
     });
     const sibling = defineTool({
+      effect: 'read',
       name: 'sibling',
       description: 'x',
       input: z.object({}),
@@ -496,6 +507,7 @@ describe('runAgent tool dispatch', () => {
       remove(...args);
     }) as typeof remove;
     const wait = defineTool({
+      effect: 'read',
       name: 'wait',
       description: 'x',
       input: z.object({}),
@@ -516,6 +528,7 @@ describe('runAgent tool dispatch', () => {
 describe('runAgent authorization', () => {
   const getOrder = (executed: string[]) =>
     defineTool({
+      effect: 'read',
       name: 'get_order',
       description: 'x',
       input: z.object({ orderId: z.string() }),

@@ -7,7 +7,13 @@ import { type AnyTool, toolDefinitionOf } from '../tools/define-tool.js';
 import type { RecordedLimits } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 import { liveDispatcher, scopeAuthorizer } from './dispatch.js';
-import { defaultFinalAnswerPrompt, giveUpToolName, type RunOptions, validateRunOptions } from './options.js';
+import {
+  defaultFinalAnswerPrompt,
+  giveUpToolName,
+  type RunOptions,
+  validateRunOptions,
+  writesDisabledFromEnvironment,
+} from './options.js';
 import { type RunResult, runLoop } from './run-loop.js';
 import { assertRunState, type RunState, runStateVersion } from './run-state.js';
 
@@ -68,7 +74,8 @@ const resumableOutcomes: ReadonlySet<string> = new Set(['hard_error', 'cancelled
  * Continues a run from its last completed step. Pass the same tools and limits as the original run;
  * the conversation, counters and budgets come from the state. Steps that completed are never
  * repeated, so their tool calls never run again. A run that ended `hard_error` or `cancelled`
- * continues from its last completed step; any other ended run returns its outcome at once.
+ * continues from its last completed step; one that ended `awaiting_approval` runs its paused batch
+ * with the verdicts in `options.approvals`; any other ended run returns its outcome at once.
  * Throws {@link ConfigurationError} for invalid options and a `ReinsError` for a corrupt state.
  */
 export function resumeAgent(
@@ -82,7 +89,10 @@ export function resumeAgent(
   if (checked.status === 'ended' && checked.outcome && resumableOutcomes.has(checked.outcome.kind)) {
     const messages = checked.messages.slice(0, checked.completedMessages);
     const contextTokens = counter.request({ system: checked.system, tools: definitions, messages });
-    checked = { ...checked, status: 'running', outcome: null, messages, contextTokens };
+    checked = { ...checked, status: 'running', outcome: null, messages, contextTokens, pending: null };
+  } else if (checked.status === 'ended' && checked.outcome?.kind === 'awaiting_approval' && checked.pending) {
+    // The pending batch runs with the verdicts in `options.approvals`; calls without one stay paused.
+    checked = { ...checked, status: 'running', outcome: null };
   }
   return runLoop(
     setupFor({ ...options, input: checked.messages }, checked, definitions, counter, checked.runId, true),
@@ -109,6 +119,15 @@ function setupFor(
       clock,
       runId,
       toolTimeoutMs: options.toolTimeoutMs ?? 30_000,
+      maxResultTokens: options.maxResultTokens,
+      maxInputChars: options.maxInputChars ?? 262_144,
+      writesDisabled: options.writesDisabled ?? writesDisabledFromEnvironment(),
+      taint: {
+        enabled: options.taint?.enabled ?? true,
+        onTaintedCall: options.taint?.onTaintedCall ?? 'ask',
+        allowWhileTainted: options.taint?.allowWhileTainted ?? [],
+      },
+      estimator: counter.estimator,
     }),
     toolDefinitions: definitions,
     limits: resolveLimits(options, counter.estimator.name),
@@ -122,6 +141,7 @@ function setupFor(
     actorId: options.actor?.id ?? null,
     state,
     resumed,
+    approvals: options.approvals,
   };
 }
 
@@ -147,6 +167,9 @@ export function resolveLimits(options: RunOptions, estimatorName: string): Recor
     toolConcurrency: options.toolConcurrency ?? 4,
     maxOutputTokens: options.maxOutputTokens ?? null,
     estimator: estimatorName,
+    maxResultTokens: options.maxResultTokens ?? null,
+    writesDisabled: options.writesDisabled ?? writesDisabledFromEnvironment(),
+    taint: { enabled: options.taint?.enabled ?? true, onTaintedCall: options.taint?.onTaintedCall ?? 'ask' },
   };
 }
 

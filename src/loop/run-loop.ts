@@ -2,6 +2,7 @@ import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { DriftMonitor, type DriftVerdict } from '../controls/drift-monitor.js';
 import { costUsdOf, type PriceTable, priceFor } from '../controls/price.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
+import { TaintLedger } from '../controls/taint-ledger.js';
 import { errorInfo } from '../errors/error-info.js';
 import {
   type AssistantMessage,
@@ -23,11 +24,18 @@ import {
 } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 import { abortCauseOf, linkedController, raceAbort } from './abort.js';
-import type { CallSettlement, Dispatcher } from './dispatch.js';
+import { type ApprovalRequest, type ApprovalVerdict, approvalIdFor } from './approval.js';
+import { type CallPlan, type CallSettlement, callKey, type Dispatcher } from './dispatch.js';
 import { mapConcurrent } from './map-concurrent.js';
 import type { WorldStateContext } from './options.js';
 import type { BudgetPhase, Outcome, UnexecutedCall } from './outcome.js';
-import { type RunState, runStateVersion } from './run-state.js';
+import {
+  type Handoff,
+  type PendingBatch,
+  type RunState,
+  runStateVersion,
+  type ToolStats,
+} from './run-state.js';
 
 /** What a finished run hands back. */
 export interface RunResult {
@@ -45,6 +53,10 @@ export interface RunResult {
   messages: Message[];
   /** The final state; `status: 'ended'` with the outcome. */
   state: RunState;
+  /** Per tool: calls, errors, validation failures and their rate, truncations, denials, approvals asked. */
+  toolStats: Record<string, ToolStats>;
+  /** Actions drafted or proposed for a person instead of performed. */
+  handoffs: Handoff[];
 }
 
 /** Everything the loop needs, already validated and resolved. Live runs and replays both build one. */
@@ -65,6 +77,8 @@ export interface LoopSetup {
   /** The state to start from: a fresh one, or a checkpoint being resumed. */
   state: RunState;
   resumed: boolean;
+  /** Verdicts for the pending batch of a paused run. */
+  approvals: readonly ApprovalVerdict[] | undefined;
 }
 
 class SinkFailure extends Error {}
@@ -85,6 +99,16 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
   let lastStep = initial.step;
   let lastModelId: string | undefined;
   const startedAt = clock.now() - initial.elapsedMs;
+  const taint = new TaintLedger(initial.taint ?? undefined);
+  if (initial.system !== '') taint.noteTrustedText(initial.system);
+  for (const message of initial.messages) {
+    if (message.role !== 'user') continue;
+    for (const block of message.content) if (block.type === 'text') taint.noteTrustedText(block.text);
+  }
+  const terminal = new Set<string>(initial.terminalFailures ?? []);
+  const toolStats: Record<string, ToolStats> = structuredClone(initial.toolStats ?? {});
+  const handoffs: Handoff[] = [...(initial.handoffs ?? [])];
+  let pending: PendingBatch | null = initial.pending ?? null;
   const repeats =
     limits.repeatLimit === null ? undefined : new RepeatDetector(limits.repeatLimit, initial.repeatCounts);
   const drift =
@@ -133,6 +157,11 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
     startedAt: initial.startedAt,
     updatedAt: clock.now(),
     outcome,
+    pending,
+    taint: taint.state(),
+    terminalFailures: [...terminal],
+    toolStats,
+    handoffs,
   });
 
   // Snapshots copy counters; take one only when a store will keep it.
@@ -181,6 +210,8 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
       toolErrors,
       messages,
       state,
+      toolStats,
+      handoffs,
     };
   };
 
@@ -230,6 +261,212 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
     return { kind: 'over_budget', budget: failed.budget, limit: failed.limit, actual: failed.actual, phase };
   };
 
+  const stat = (tool: string): ToolStats => {
+    let entry = toolStats[tool];
+    if (!entry) {
+      entry = {
+        calls: 0,
+        ok: 0,
+        errors: 0,
+        validationFailures: 0,
+        validationFailureRate: 0,
+        truncated: 0,
+        denied: 0,
+        approvalsRequested: 0,
+      };
+      toolStats[tool] = entry;
+    }
+    return entry;
+  };
+
+  /**
+   * Plans every call of a step before any runs: a call that needs a person pauses the whole batch.
+   * Then runs the batch, appends the results, and applies the after-step controls. Returns the
+   * result when the run ends here.
+   */
+  const runBatch = async (
+    step: number,
+    calls: ToolUseBlock[],
+    thought: string,
+    verdicts: readonly ApprovalVerdict[] | undefined,
+  ): Promise<RunResult | undefined> => {
+    const verdictById = new Map<string, ApprovalVerdict>();
+    if (verdicts) {
+      const live = new Set(calls.map(approvalIdFor));
+      for (const verdict of verdicts) {
+        const current = live.has(verdict.approvalId);
+        await emit({
+          type: 'approval',
+          step,
+          approvalId: verdict.approvalId,
+          decision: current ? verdict.decision : 'stale',
+          by: verdict.by ?? null,
+          reason: verdict.decision === 'deny' ? verdict.reason : null,
+          ...(verdict.decision === 'edit' ? { input: verdict.input } : {}),
+        });
+        if (current) verdictById.set(verdict.approvalId, verdict);
+      }
+    }
+    const plans: CallPlan[] = [];
+    for (const call of calls) {
+      const verdict = verdictById.get(approvalIdFor(call));
+      plans.push(
+        await setup.dispatcher.plan({ call, step, verdict, taint, terminal, signal: run.signal }, emit),
+      );
+    }
+    const requests: ApprovalRequest[] = [];
+    plans.forEach((plan, index) => {
+      if (plan.kind === 'approval')
+        requests.push({
+          ...plan.request,
+          approvalId: approvalIdFor(calls[index] as ToolUseBlock),
+          reason: thought,
+        });
+    });
+    if (requests.length > 0) {
+      for (const request of requests) {
+        stat(request.tool).approvalsRequested++;
+        await emit({ type: 'approval-request', step, request });
+      }
+      pending = { step, calls, thought };
+      return await finish({ kind: 'awaiting_approval', requests });
+    }
+    pending = null;
+
+    const { controller: batch, dispose: unlinkBatch } = linkedController(run.signal);
+    let fatal: CallSettlement | undefined;
+    let settlements: CallSettlement[];
+    try {
+      settlements = await mapConcurrent(plans, limits.toolConcurrency, async (plan, index) => {
+        const call = calls[index] as ToolUseBlock;
+        const startedToolAt = clock.now();
+        const settlement =
+          plan.kind === 'settled'
+            ? plan.settlement
+            : await (plan as Extract<CallPlan, { kind: 'execute' }>).execute(batch.signal);
+        if (settlement.fatal && !fatal) {
+          fatal = settlement;
+          batch.abort({ type: 'fatal_sibling', callId: call.id });
+        }
+        await emit({
+          type: 'tool-result',
+          step,
+          callId: call.id,
+          tool: call.name,
+          status: settlement.status,
+          content: settlement.content,
+          isError: settlement.isError,
+          resultTokens: counter.block({
+            type: 'tool_result',
+            toolUseId: call.id,
+            content: settlement.content,
+            isError: settlement.isError,
+          }),
+          durationMs: clock.now() - startedToolAt,
+          error: settlement.error,
+          ...(settlement.truncation ? { truncation: settlement.truncation } : {}),
+          ...(settlement.untrusted ? { untrusted: true } : {}),
+          ...(settlement.trustedValues && settlement.trustedValues.length > 0
+            ? { trustedValues: settlement.trustedValues }
+            : {}),
+        });
+        return settlement;
+      });
+    } finally {
+      unlinkBatch();
+    }
+    if (run.signal.aborted) return await finish(abortOutcome('during-call'));
+    if (fatal) {
+      return await finish({
+        kind: 'hard_error',
+        source: 'tool',
+        error: fatal.error ?? { name: 'ToolError', message: fatal.content },
+      });
+    }
+
+    settlements.forEach((settlement, index) => {
+      const call = calls[index] as ToolUseBlock;
+      const stats = stat(call.name);
+      stats.calls++;
+      if (settlement.status === 'ok') stats.ok++;
+      if (settlement.isError) stats.errors++;
+      if (settlement.status === 'validation_error') stats.validationFailures++;
+      if (settlement.truncation) stats.truncated++;
+      if (['denied', 'denied_by_human', 'writes_disabled', 'blocked_tainted'].includes(settlement.status))
+        stats.denied++;
+      const executed = stats.ok + stats.validationFailures;
+      stats.validationFailureRate = executed === 0 ? 0 : stats.validationFailures / executed;
+      if (settlement.terminal) terminal.add(callKey(call));
+      taint.noteResult(settlement.untrusted === true, settlement.trustedValues ?? []);
+      if (settlement.status === 'drafted' || settlement.status === 'proposed') {
+        handoffs.push({
+          kind: settlement.status === 'drafted' ? 'draft' : 'proposal',
+          callId: call.id,
+          tool: call.name,
+          input: settlement.recorded,
+          step,
+          reason: thought,
+        });
+      }
+    });
+
+    const results: UserMessage = {
+      role: 'user',
+      content: calls.map((call, index) => {
+        const settlement = settlements[index] as CallSettlement;
+        return {
+          type: 'tool_result',
+          toolUseId: call.id,
+          content: settlement.content,
+          isError: settlement.isError,
+        };
+      }),
+    };
+    messages.push(results);
+    contextTokens += counter.message(results);
+    toolErrors += settlements.filter((settlement) => settlement.isError).length;
+    completedSteps = step;
+    completedMessages = messages.length;
+
+    let verdict: DriftVerdict | undefined;
+    let worldState: string | null = null;
+    if (drift && setup.worldState) {
+      try {
+        worldState = await setup.worldState({ step, messages });
+      } catch (thrown) {
+        return await finish({ kind: 'hard_error', source: 'tool', error: errorInfo(thrown) });
+      }
+      drift.recordWorldState(worldState);
+    }
+    if (drift) {
+      verdict = drift.check();
+      await emit({ type: 'progress-check', step, worldState, drifting: verdict ?? null });
+    }
+    await emit({ type: 'step-end', step, contextTokens, billedTokens, costUsd, toolErrors });
+    await saveStep();
+
+    if (verdict)
+      return await finish({
+        kind: 'looped',
+        reason: 'no_progress',
+        signal: verdict.signal,
+        detail: verdict.detail,
+      });
+    if (limits.maxToolErrors !== null && toolErrors > limits.maxToolErrors) {
+      return await finish({
+        kind: 'over_budget',
+        budget: 'tool_errors',
+        limit: limits.maxToolErrors,
+        actual: toolErrors,
+        phase: 'after-results',
+      });
+    }
+    // Checked right after the results land, so the run stops before the next expensive call.
+    const afterResults = await checkBudgets('after-results', step, contextTokens);
+    if (afterResults) return await finish(afterResults);
+    return undefined;
+  };
+
   try {
     await emit({
       type: 'run-start',
@@ -243,6 +480,16 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
       resumedFrom: setup.resumed ? initial : null,
     });
     if (initial.status === 'ended' && initial.outcome) return await finish(initial.outcome);
+    if (initial.pending) {
+      lastStep = initial.pending.step;
+      const ended = await runBatch(
+        initial.pending.step,
+        initial.pending.calls,
+        initial.pending.thought,
+        setup.approvals,
+      );
+      if (ended) return ended;
+    }
 
     while (true) {
       const step = completedSteps + 1;
@@ -453,102 +700,8 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
         }
       }
 
-      const { controller: batch, dispose: unlinkBatch } = linkedController(run.signal);
-      let fatal: CallSettlement | undefined;
-      let settlements: CallSettlement[];
-      try {
-        settlements = await mapConcurrent(calls, limits.toolConcurrency, async (call: ToolUseBlock) => {
-          const startedToolAt = clock.now();
-          const settlement = await setup.dispatcher({ call, step, signal: batch.signal }, emit);
-          if (settlement.fatal && !fatal) {
-            fatal = settlement;
-            batch.abort({ type: 'fatal_sibling', callId: call.id });
-          }
-          await emit({
-            type: 'tool-result',
-            step,
-            callId: call.id,
-            tool: call.name,
-            status: settlement.status,
-            content: settlement.content,
-            isError: settlement.isError,
-            resultTokens: counter.block({
-              type: 'tool_result',
-              toolUseId: call.id,
-              content: settlement.content,
-              isError: settlement.isError,
-            }),
-            durationMs: clock.now() - startedToolAt,
-            error: settlement.error,
-          });
-          return settlement;
-        });
-      } finally {
-        unlinkBatch();
-      }
-      if (run.signal.aborted) return await finish(abortOutcome('during-call'));
-      if (fatal) {
-        return await finish({
-          kind: 'hard_error',
-          source: 'tool',
-          error: fatal.error ?? { name: 'ToolError', message: fatal.content },
-        });
-      }
-
-      const results: UserMessage = {
-        role: 'user',
-        content: calls.map((call, index) => {
-          const settlement = settlements[index] as CallSettlement;
-          return {
-            type: 'tool_result',
-            toolUseId: call.id,
-            content: settlement.content,
-            isError: settlement.isError,
-          };
-        }),
-      };
-      messages.push(results);
-      contextTokens += counter.message(results);
-      toolErrors += settlements.filter((settlement) => settlement.isError).length;
-      completedSteps = step;
-      completedMessages = messages.length;
-
-      let verdict: DriftVerdict | undefined;
-      let worldState: string | null = null;
-      if (drift && setup.worldState) {
-        try {
-          worldState = await setup.worldState({ step, messages });
-        } catch (thrown) {
-          return await finish({ kind: 'hard_error', source: 'tool', error: errorInfo(thrown) });
-        }
-        drift.recordWorldState(worldState);
-      }
-      if (drift) {
-        verdict = drift.check();
-        await emit({ type: 'progress-check', step, worldState, drifting: verdict ?? null });
-      }
-      await emit({ type: 'step-end', step, contextTokens, billedTokens, costUsd, toolErrors });
-      await saveStep();
-
-      if (verdict)
-        return await finish({
-          kind: 'looped',
-          reason: 'no_progress',
-          signal: verdict.signal,
-          detail: verdict.detail,
-        });
-      if (limits.maxToolErrors !== null && toolErrors > limits.maxToolErrors) {
-        return await finish({
-          kind: 'over_budget',
-          budget: 'tool_errors',
-          limit: limits.maxToolErrors,
-          actual: toolErrors,
-          phase: 'after-results',
-        });
-      }
-      // Checked right after the results land, so the run stops before the next expensive call.
-      const afterResults = await checkBudgets('after-results', step, contextTokens);
-      if (afterResults) return await finish(afterResults);
+      const ended = await runBatch(step, calls, text, undefined);
+      if (ended) return ended;
     }
   } catch (thrown) {
     if (thrown instanceof SinkFailure)

@@ -1,6 +1,7 @@
 import type { DriftState } from '../controls/drift-monitor.js';
+import type { TaintState } from '../controls/taint-ledger.js';
 import { ReinsError } from '../errors/reins-error.js';
-import type { Message } from '../model/content.js';
+import type { Message, ToolUseBlock } from '../model/content.js';
 import type { Usage } from '../model/model.js';
 import type { Outcome } from './outcome.js';
 
@@ -33,6 +34,44 @@ export interface RunState {
   startedAt: number;
   updatedAt: number;
   outcome: Outcome | null;
+  /** The batch waiting for approval verdicts (absent in states written before approvals existed). */
+  pending?: PendingBatch | null;
+  taint?: TaintState | null;
+  /** Keys of calls that failed terminally; they are not run again. */
+  terminalFailures?: string[];
+  toolStats?: Record<string, ToolStats>;
+  /** Actions drafted or proposed for a person instead of performed. */
+  handoffs?: Handoff[];
+}
+
+/** A step's tool calls waiting on a person. */
+export interface PendingBatch {
+  step: number;
+  calls: ToolUseBlock[];
+  thought: string;
+}
+
+/** Per-tool counts for the run summary. */
+export interface ToolStats {
+  calls: number;
+  ok: number;
+  errors: number;
+  validationFailures: number;
+  /** validationFailures ÷ calls that executed. */
+  validationFailureRate: number;
+  truncated: number;
+  denied: number;
+  approvalsRequested: number;
+}
+
+/** An action handed to a person instead of performed: a `draft` or a `never` proposal. */
+export interface Handoff {
+  kind: 'draft' | 'proposal';
+  callId: string;
+  tool: string;
+  input: unknown;
+  step: number;
+  reason: string;
 }
 
 /** Parses a serialized run state, checking its version and shape. */

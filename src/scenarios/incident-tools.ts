@@ -65,6 +65,8 @@ export function incidentTools(data: ScenarioData): AnyTool[] {
     const canned = data[name];
     return defineTool({
       name,
+      effect: 'read',
+      paging: 'search again with a narrower query (a shorter time range or one error kind)',
       description: spec.description,
       input: spec.input,
       scopes: ['incidents:read'],

@@ -60,6 +60,13 @@ describe("the lesson's four scenarios, against the real controls", () => {
     expect(run.steps).toBe(6);
   });
 
+  it('drowns with results capped completes instead of going over budget', async () => {
+    const run = await runScenario('drowns', { ...clock(), maxResultTokens: 2_000 });
+    expect(run.outcome.kind).toBe('answered');
+    const result = run.trace.find((e) => e.type === 'tool-result');
+    expect(result?.type === 'tool-result' && result.truncation?.field).toBe('lines');
+  });
+
   it('the toggles change the outcome: a tighter step limit and a bigger context budget', async () => {
     expect((await runScenario('happy', { ...clock(), maxSteps: 2 })).outcome.kind).toBe('step_limit');
     expect((await runScenario('drowns', { ...clock(), maxContextTokens: 60_000 })).outcome.kind).toBe(

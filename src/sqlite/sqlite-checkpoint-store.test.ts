@@ -17,6 +17,7 @@ describe('SqliteCheckpointStore', () => {
     const path = join(dir, 'runs.db');
     const executed: number[] = [];
     const tool = defineTool({
+      effect: 'read',
       name: 't',
       description: 'x',
       input: z.object({ n: z.number() }),

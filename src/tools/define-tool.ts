@@ -31,6 +31,23 @@ export interface InputIssue {
 
 export type InputValidation<Input> = { ok: true; value: Input } | { ok: false; issues: InputIssue[] };
 
+/** What calling a tool does to the world. */
+export type ToolEffect = 'read' | 'write' | 'destructive';
+
+/**
+ * How much the agent may do with a tool on its own: run it, pause for a human (`confirm`), return a
+ * draft for a human to carry out (`draft`), or only record the proposal (`never`).
+ */
+export type ToolAutonomy = 'autonomous' | 'confirm' | 'draft' | 'never';
+
+/** One semantic problem with an input, found before any side effect. */
+export interface Precondition {
+  /** The field at fault, dotted (`end`, `attendees.2`). */
+  field: string;
+  /** What is wrong and how to fix it, written for the model. */
+  message: string;
+}
+
 /** A tool the loop can dispatch. Build one with {@link defineTool}. */
 export interface Tool<Input = unknown, Output = unknown> {
   readonly name: string;
@@ -41,7 +58,25 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly scopes: readonly string[];
   /** Per-call timeout; the run's `toolTimeoutMs` applies when unset. */
   readonly timeoutMs: number | undefined;
+  readonly effect: ToolEffect;
+  readonly autonomy: ToolAutonomy;
+  /** Whether the output comes from a source the agent controls. Untrusted output taints the context. */
+  readonly trustedOutput: boolean;
+  /** Dotted paths (with `*`) of output fields whose values are trusted even when the rest is not (ids, timestamps). */
+  readonly trustedOutputFields: readonly string[];
+  /** A tool that may not run while untrusted content is in the context, unless its sensitive arguments have trusted provenance. */
+  readonly requiresTrustedContext: boolean;
+  /** Input paths whose provenance matters under taint (a recipient, an amount); `all` checks every field. */
+  readonly sensitiveArguments: readonly string[] | 'all';
+  /** The largest result the model is shown; the run's `maxResultTokens` applies when unset. */
+  readonly maxResultTokens: number | undefined;
+  /** How to fetch what a cut result left out, for the truncation marker ("call search_logs with offset"). */
+  readonly paging: string | undefined;
   validate(input: unknown): Promise<InputValidation<Input>>;
+  /** Semantic checks after the schema passed and before any side effect. */
+  preconditions(input: Input, context: ToolContext): Promise<Precondition[]>;
+  /** Problems with a result: schema issues and broken invariants. Empty when it may reach the model. */
+  checkOutput(output: unknown): Promise<string[]>;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
 
@@ -63,6 +98,31 @@ export interface ToolSpec<S extends StandardSchema, Output> {
   scopes?: readonly string[];
   /** @default the run's `toolTimeoutMs` */
   timeoutMs?: number;
+  /**
+   * What the tool does to the world; required, because autonomy is a per-tool decision. `read`
+   * tools run in any context; others stop when `writesDisabled` is on and need trusted context.
+   */
+  effect: ToolEffect;
+  /** @default 'confirm' for destructive tools, else 'autonomous' */
+  autonomy?: ToolAutonomy;
+  /** Output from a system the agent controls (your own database). @default false: untrusted */
+  trustedOutput?: boolean;
+  /** Output fields that are trusted even in untrusted output (`emails.*.id`). @default [] */
+  trustedOutputFields?: readonly string[];
+  /** @default true unless `effect` is 'read' */
+  requiresTrustedContext?: boolean;
+  /** Input paths whose provenance is checked under taint. @default 'all' */
+  sensitiveArguments?: readonly string[] | 'all';
+  /** @default the run's `maxResultTokens` */
+  maxResultTokens?: number;
+  /** How to get what a truncated result left out. */
+  paging?: string;
+  /** Semantic checks before any side effect; return one problem per bad field. */
+  preconditions?: (input: InferOutput<S>, context: ToolContext) => Precondition[] | Promise<Precondition[]>;
+  /** A schema the result must satisfy; a result that fails never reaches the model. */
+  output?: StandardSchema<unknown, Output>;
+  /** Cross-field checks on the result; return a message per broken invariant. */
+  invariants?: (output: Output) => string[];
   execute(input: InferOutput<S>, context: ToolContext): Promise<Output> | Output;
 }
 
@@ -110,17 +170,65 @@ export function defineTool<S extends StandardSchema, Output>(
       `must be a positive number, got ${spec.timeoutMs}`,
     );
   }
+  if (!['read', 'write', 'destructive'].includes(spec.effect)) {
+    throw new ConfigurationError(
+      `tool ${spec.name}.effect`,
+      `must be 'read', 'write' or 'destructive', got ${String(spec.effect)}`,
+    );
+  }
+  if (spec.autonomy !== undefined && !['autonomous', 'confirm', 'draft', 'never'].includes(spec.autonomy)) {
+    throw new ConfigurationError(
+      `tool ${spec.name}.autonomy`,
+      `must be 'autonomous', 'confirm', 'draft' or 'never', got ${String(spec.autonomy)}`,
+    );
+  }
+  if (
+    spec.maxResultTokens !== undefined &&
+    !(Number.isInteger(spec.maxResultTokens) && spec.maxResultTokens > 0)
+  ) {
+    throw new ConfigurationError(
+      `tool ${spec.name}.maxResultTokens`,
+      `must be a whole number > 0, got ${spec.maxResultTokens}`,
+    );
+  }
   const inputJsonSchema = spec.inputJsonSchema ?? jsonSchemaOf(spec.name, spec.input);
+  const outputSchema = spec.output?.['~standard'];
   return {
     name: spec.name,
     description: spec.description,
     inputJsonSchema,
     scopes: spec.scopes ?? [],
     timeoutMs: spec.timeoutMs,
+    effect: spec.effect,
+    autonomy: spec.autonomy ?? (spec.effect === 'destructive' ? 'confirm' : 'autonomous'),
+    trustedOutput: spec.trustedOutput ?? false,
+    trustedOutputFields: spec.trustedOutputFields ?? [],
+    requiresTrustedContext: spec.requiresTrustedContext ?? spec.effect !== 'read',
+    sensitiveArguments: spec.sensitiveArguments ?? 'all',
+    maxResultTokens: spec.maxResultTokens,
+    paging: spec.paging,
     async validate(input) {
       const result = await standard.validate(input);
       if (result.issues === undefined) return { ok: true, value: result.value as InferOutput<S> };
       return { ok: false, issues: result.issues.map(toInputIssue) };
+    },
+    async preconditions(input, context) {
+      return spec.preconditions ? await spec.preconditions(input, context) : [];
+    },
+    async checkOutput(output) {
+      const problems: string[] = [];
+      if (outputSchema) {
+        const result = await outputSchema.validate(output);
+        if (result.issues !== undefined) {
+          for (const issue of result.issues) {
+            const { path, message } = toInputIssue(issue);
+            problems.push(`${path === '(input)' ? '(output)' : path}: ${message}`);
+          }
+          return problems;
+        }
+      }
+      if (spec.invariants) problems.push(...spec.invariants(output as Output));
+      return problems;
     },
     execute: spec.execute,
   };

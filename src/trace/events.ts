@@ -1,8 +1,10 @@
 import type { ErrorInfo } from '../errors/error-info.js';
+import type { ApprovalRequest } from '../loop/approval.js';
 import type { BudgetName, BudgetPhase, Outcome } from '../loop/outcome.js';
 import type { RunState } from '../loop/run-state.js';
 import type { Message } from '../model/content.js';
 import type { ModelResponse, ToolDefinition, Usage } from '../model/model.js';
+import type { Truncation } from '../tools/result-size.js';
 
 /** The trace schema version. Bump it when an event changes shape; keep a fixture of every version. */
 export const traceVersion = 1;
@@ -24,6 +26,10 @@ export interface RecordedLimits {
   toolConcurrency: number;
   maxOutputTokens: number | null;
   estimator: string;
+  /** Added after v1's first release; absent in older traces. */
+  maxResultTokens?: number | null;
+  writesDisabled?: boolean;
+  taint?: { enabled: boolean; onTaintedCall: 'ask' | 'deny' };
 }
 
 /** How a single tool call was settled. */
@@ -37,7 +43,14 @@ export type ToolCallStatus =
   | 'unknown_tool'
   | 'timeout'
   | 'aborted'
-  | 'fatal';
+  | 'fatal'
+  | 'validation_error'
+  | 'denied_by_human'
+  | 'blocked_repeat'
+  | 'blocked_tainted'
+  | 'writes_disabled'
+  | 'drafted'
+  | 'proposed';
 
 /** One figure a budget check compared. */
 export interface BudgetReading {
@@ -144,6 +157,45 @@ export interface ToolResultEvent extends Base {
   durationMs: number;
   /** Internal detail (the thrown error); never shown to the model. */
   error: ErrorInfo | null;
+  /** Set when the result was cut to fit `maxResultTokens`. */
+  truncation?: Truncation;
+  /** The result came from a source the agent does not control. */
+  untrusted?: boolean;
+  /** Values from trusted output fields, which count as trusted provenance later. */
+  trustedValues?: unknown[];
+}
+export interface TaintCheckEvent extends Base {
+  type: 'taint-check';
+  step: number;
+  callId: string;
+  tool: string;
+  tainted: boolean;
+  /** `provenance`: every sensitive argument has a trusted source. `allow_list`: allowed by policy. */
+  verdict: 'provenance' | 'allow_list' | 'blocked';
+  untrustedArguments: string[];
+}
+export interface ApprovalRequestEvent extends Base {
+  type: 'approval-request';
+  step: number;
+  request: ApprovalRequest;
+}
+export interface ApprovalEvent extends Base {
+  type: 'approval';
+  step: number;
+  approvalId: string;
+  /** `stale`: the verdict names a call that no longer exists or was changed since it was asked about. */
+  decision: 'approve' | 'deny' | 'edit' | 'stale';
+  by: string | null;
+  reason: string | null;
+  input?: unknown;
+}
+export interface ToolLateResultEvent extends Base {
+  type: 'tool-late-result';
+  step: number;
+  callId: string;
+  tool: string;
+  settled: 'resolved' | 'rejected';
+  afterMs: number;
 }
 export interface ProgressCheckEvent extends Base {
   type: 'progress-check';
@@ -183,7 +235,11 @@ export type TraceEvent =
   | ToolResultEvent
   | ProgressCheckEvent
   | StepEndEvent
-  | RunEndEvent;
+  | RunEndEvent
+  | TaintCheckEvent
+  | ApprovalRequestEvent
+  | ApprovalEvent
+  | ToolLateResultEvent;
 
 /** An event before the loop stamps it with version, run id, sequence number and time. */
 export type TraceEventBody = TraceEvent extends infer E

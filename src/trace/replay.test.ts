@@ -29,6 +29,7 @@ describe('replayTrace reproduces the outcome from the trace alone', () => {
   it('a model error, a denial, a tool timeout and a wall-clock stop', async () => {
     const clock = fakeClock();
     const hang = defineTool({
+      effect: 'read',
       name: 'hang',
       description: 'x',
       input: z.object({}),
@@ -36,6 +37,7 @@ describe('replayTrace reproduces the outcome from the trace alone', () => {
       execute: () => new Promise(() => {}),
     });
     const guarded = defineTool({
+      effect: 'read',
       name: 'guarded',
       description: 'x',
       input: z.object({}),
@@ -43,6 +45,7 @@ describe('replayTrace reproduces the outcome from the trace alone', () => {
       execute: () => 'secret',
     });
     const flaky = defineTool({
+      effect: 'read',
       name: 'flaky',
       description: 'x',
       input: z.object({}),

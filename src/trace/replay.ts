@@ -1,6 +1,7 @@
 import { canonicalJson } from '../controls/canonical-json.js';
 import type { ErrorInfo } from '../errors/error-info.js';
 import { ReinsError } from '../errors/reins-error.js';
+import type { ApprovalVerdict } from '../loop/approval.js';
 import type { CallSettlement, Dispatcher } from '../loop/dispatch.js';
 import type { Outcome } from '../loop/outcome.js';
 import { type RunResult, runLoop } from '../loop/run-loop.js';
@@ -9,14 +10,14 @@ import { emptyUsage, type Model, type ModelResponse } from '../model/model.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import { approxTokenEstimator, PrefillCounter, type TokenEstimator } from '../tokens/token-estimator.js';
 import type {
-  AuthorizationEvent,
+  ApprovalRequestEvent,
   ModelErrorEvent,
   ModelResponseEvent,
   RunEndEvent,
   RunStartEvent,
-  ToolCallEvent,
   ToolResultEvent,
   TraceEvent,
+  TraceEventBody,
 } from './events.js';
 import { memoryTraceSink } from './sink.js';
 
@@ -101,38 +102,65 @@ export async function replayTrace(
   };
 
   const results = new Map<string, ToolResultEvent>();
-  const verdicts = new Map<string, AuthorizationEvent>();
-  const toolCalls = new Map<string, ToolCallEvent>();
+  const approvals = new Map<string, ApprovalRequestEvent>();
+  const recordedPlanEvents = new Map<string, TraceEvent[]>();
   const worldStates = new Map<number, string>();
   for (const event of events) {
     if (event.type === 'tool-result') results.set(event.callId, event);
-    else if (event.type === 'authorization') verdicts.set(event.callId, event);
-    else if (event.type === 'tool-call') toolCalls.set(event.callId, event);
-    else if (event.type === 'progress-check' && event.worldState !== null)
+    else if (event.type === 'approval-request') approvals.set(event.request.callId, event);
+    else if (event.type === 'authorization' || event.type === 'taint-check' || event.type === 'tool-call') {
+      const list = recordedPlanEvents.get(event.callId) ?? [];
+      list.push(event);
+      recordedPlanEvents.set(event.callId, list);
+    } else if (event.type === 'progress-check' && event.worldState !== null)
       worldStates.set(event.step, event.worldState);
   }
-  const dispatcher: Dispatcher = async ({ call }, emit) => {
-    const verdict = verdicts.get(call.id);
-    if (verdict) {
-      const { v: _v, runId: _r, seq: _s, at: _a, ...body } = verdict;
-      await emit(body);
-    }
-    const toolCall = toolCalls.get(call.id);
-    if (toolCall) {
-      const { v: _v, runId: _r, seq: _s, at: _a, ...body } = toolCall;
-      await emit(body);
-    }
-    const result = results.get(call.id);
-    if (!result) return interrupt(`result for tool call ${call.id} (${call.name})`);
-    advanceTo(result.at);
-    const settlement: CallSettlement = {
-      status: result.status,
-      content: result.content,
-      isError: result.isError,
-      error: result.error,
-      fatal: result.status === 'fatal',
-    };
-    return settlement;
+  const dispatcher: Dispatcher = {
+    async plan({ call }, emit) {
+      for (const recorded of recordedPlanEvents.get(call.id) ?? []) {
+        const { v: _v, runId: _r, seq: _s, at: _a, ...body } = recorded;
+        await emit(body as TraceEventBody);
+      }
+      const result = results.get(call.id);
+      if (result) {
+        advanceTo(result.at);
+        const settlement: CallSettlement = {
+          status: result.status,
+          content: result.content,
+          isError: result.isError,
+          error: result.error,
+          fatal: result.status === 'fatal',
+          untrusted: result.untrusted === true,
+          trustedValues: result.trustedValues ?? [],
+        };
+        if (result.truncation) settlement.truncation = result.truncation;
+        return { kind: 'settled', settlement };
+      }
+      const approval = approvals.get(call.id);
+      if (approval) {
+        const { approvalId: _id, reason: _reason, ...request } = approval.request;
+        return { kind: 'approval', request };
+      }
+      // Nothing recorded: the original run was interrupted while this call ran.
+      return {
+        kind: 'execute',
+        execute: async (signal) => {
+          const what = `result for tool call ${call.id} (${call.name})`;
+          if (!interrupted || !end) {
+            divergences.push(`no recorded ${what}`);
+            const error = { name: 'ReplayDiverged', message: `the trace holds no recorded ${what}` };
+            return { status: 'fatal', content: error.message, isError: true, error, fatal: true };
+          }
+          advanceTo(end.at);
+          if (end.outcome.kind === 'cancelled') stop.abort(end.outcome.reason);
+          await new Promise<void>((resolve) => {
+            if (signal.aborted) resolve();
+            else signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+          return { status: 'aborted', content: '', isError: true, error: null, fatal: false };
+        },
+      };
+    },
   };
 
   const counter = new PrefillCounter(estimator);
@@ -174,6 +202,8 @@ export async function replayTrace(
       actorId: start.actorId,
       state,
       resumed: start.resumedFrom !== null,
+      approvals:
+        events.filter((event) => event.type === 'approval').length > 0 ? recordedVerdicts(events) : undefined,
     }),
   );
   const recorded = end?.outcome;
@@ -187,6 +217,20 @@ export async function replayTrace(
     trace: sink.events,
     result,
   };
+}
+
+function recordedVerdicts(events: readonly TraceEvent[]): ApprovalVerdict[] {
+  const verdicts: ApprovalVerdict[] = [];
+  for (const event of events) {
+    if (event.type !== 'approval' || event.decision === 'stale') continue;
+    const by = event.by === null ? {} : { by: event.by };
+    if (event.decision === 'deny')
+      verdicts.push({ approvalId: event.approvalId, decision: 'deny', reason: event.reason ?? '', ...by });
+    else if (event.decision === 'edit')
+      verdicts.push({ approvalId: event.approvalId, decision: 'edit', input: event.input, ...by });
+    else verdicts.push({ approvalId: event.approvalId, decision: 'approve', ...by });
+  }
+  return verdicts;
 }
 
 function errorFromInfo(info: ErrorInfo): Error {
