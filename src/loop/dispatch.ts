@@ -489,7 +489,8 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
   }
 
   async function finishOutput(tool: AnyTool, output: unknown): Promise<CallSettlement> {
-    const problems = await tool.checkOutput(output);
+    const checked = tool.checkOutput(output);
+    const problems = Array.isArray(checked) ? checked : await checked;
     if (problems.length > 0) {
       return {
         ...base(

@@ -51,6 +51,12 @@ export interface RunOptions {
   /** The task: a user message, or a whole conversation to continue. */
   input: string | Message[];
   tools?: readonly AnyTool[];
+  /**
+   * Least privilege per task: only these tools are offered, and a call to any other is refused
+   * as unknown. A summarizer that cannot see `send_email` cannot be talked into using it.
+   * @default every tool in `tools`
+   */
+  allowedTools?: readonly string[];
   /** @default '' */
   system?: string;
   /** The end user the run acts for; every tool call is authorized against this actor. */
@@ -186,6 +192,9 @@ export function validateRunOptions(options: RunOptions): void {
     }
     if (names.has(tool.name)) throw new ConfigurationError('tools', `two tools are named "${tool.name}"`);
     names.add(tool.name);
+  }
+  for (const name of options.allowedTools ?? []) {
+    if (!names.has(name)) throw new ConfigurationError('allowedTools', `"${name}" is not one of the tools`);
   }
   const giveUp = giveUpToolName(options);
   if (giveUp !== null && names.has(giveUp)) {

@@ -108,7 +108,7 @@ function setupFor(
   resumed: boolean,
 ) {
   const clock = options.clock ?? systemClock;
-  const tools = new Map<string, AnyTool>((options.tools ?? []).map((tool) => [tool.name, tool]));
+  const tools = new Map<string, AnyTool>(toolsInReach(options).map((tool) => [tool.name, tool]));
   return {
     runId,
     model: options.model,
@@ -173,8 +173,18 @@ export function resolveLimits(options: RunOptions, estimatorName: string): Recor
   };
 }
 
-function toolDefinitions(options: Pick<RunOptions, 'tools' | 'giveUpTool'>): ToolDefinition[] {
-  const definitions = (options.tools ?? []).map(toolDefinitionOf);
+/** The tools this run may use: all of them, or the task's least-privilege subset. */
+function toolsInReach(options: Pick<RunOptions, 'tools' | 'allowedTools'>): readonly AnyTool[] {
+  const tools = options.tools ?? [];
+  if (options.allowedTools === undefined) return tools;
+  const allowed = new Set(options.allowedTools);
+  return tools.filter((tool) => allowed.has(tool.name));
+}
+
+function toolDefinitions(
+  options: Pick<RunOptions, 'tools' | 'giveUpTool' | 'allowedTools'>,
+): ToolDefinition[] {
+  const definitions = toolsInReach(options).map(toolDefinitionOf);
   const giveUp = giveUpToolName(options);
   if (giveUp !== null) definitions.push(giveUpDefinition(giveUp));
   return definitions;

@@ -76,7 +76,7 @@ export interface Tool<Input = unknown, Output = unknown> {
   /** Semantic checks after the schema passed and before any side effect. */
   preconditions(input: Input, context: ToolContext): Promise<Precondition[]>;
   /** Problems with a result: schema issues and broken invariants. Empty when it may reach the model. */
-  checkOutput(output: unknown): Promise<string[]>;
+  checkOutput(output: unknown): string[] | Promise<string[]>;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
 
@@ -215,21 +215,22 @@ export function defineTool<S extends StandardSchema, Output>(
     async preconditions(input, context) {
       return spec.preconditions ? await spec.preconditions(input, context) : [];
     },
-    async checkOutput(output) {
-      const problems: string[] = [];
-      if (outputSchema) {
-        const result = await outputSchema.validate(output);
-        if (result.issues !== undefined) {
-          for (const issue of result.issues) {
-            const { path, message } = toInputIssue(issue);
-            problems.push(`${path === '(input)' ? '(output)' : path}: ${message}`);
-          }
-          return problems;
-        }
-      }
-      if (spec.invariants) problems.push(...spec.invariants(output as Output));
-      return problems;
-    },
+    // Synchronous when there is nothing to check: this runs on every call.
+    checkOutput:
+      outputSchema === undefined && spec.invariants === undefined
+        ? () => []
+        : async (output) => {
+            if (outputSchema) {
+              const result = await outputSchema.validate(output);
+              if (result.issues !== undefined) {
+                return result.issues.map((issue) => {
+                  const { path, message } = toInputIssue(issue);
+                  return `${path === '(input)' ? '(output)' : path}: ${message}`;
+                });
+              }
+            }
+            return spec.invariants ? spec.invariants(output as Output) : [];
+          },
     execute: spec.execute,
   };
 }

@@ -692,6 +692,25 @@ describe('taint tracking', () => {
     expect(sent.map((mail) => mail.to)).toEqual(['team@corp.example', 'someone@else.example']);
   });
 
+  it('per-task tool sets: a tool outside the task\u2019s set is neither offered nor run', async () => {
+    sent.length = 0;
+    const { trace, model } = await run(
+      [
+        call('fetch_page', { url: 'u' }),
+        call('send_email', { to: 'alice@corp.example', body: 'x' }),
+        { text: 'ok' },
+      ],
+      {
+        tools,
+        allowedTools: ['fetch_page'],
+      },
+    );
+    expect(model.calls[0]!.tools.map((t) => t.name)).toEqual(['fetch_page', 'cannot_complete']);
+    expect(results(trace)[1]!.status).toBe('unknown_tool');
+    expect(sent).toEqual([]);
+    expect(() => runAgent({ model, input: 'x', tools, allowedTools: ['nope'] })).toThrow(/allowedTools/);
+  });
+
   it('replays an approval flow to the same outcomes', async () => {
     const first = await run(
       [
