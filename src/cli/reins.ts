@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { scenarioNames } from '../scenarios/index.js';
+import { benchFleet } from './bench-fleet.js';
 import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
+import { dlq } from './dlq.js';
 import { traceReplay, traceShow } from './trace.js';
 
 const positiveInteger = (flag: string) => (value: string) => {
@@ -63,6 +65,43 @@ bench
   .option('--json', 'print the figures as JSON')
   .action(async (options) => {
     process.exitCode = await benchInjection(Boolean(options.json));
+  });
+
+program
+  .command('dlq')
+  .description('Inspect and release dead-lettered work items')
+  .addArgument(
+    new Command().createArgument('<action>', 'what to do').choices(['list', 'show', 'retry', 'purge']),
+  )
+  .argument('[id]', 'the item, for show and retry')
+  .option('--db <file>', 'a SQLite dead-letter file')
+  .option('--redis <url>', 'a Redis URL (redis://127.0.0.1:6379)')
+  .option('--key <key>', 'the table (SQLite) or key prefix (Redis)', 'reins_dead_letters')
+  .option('--json', 'print JSON')
+  .action(async (action, id, options) => {
+    process.exitCode = await dlq(
+      action,
+      id,
+      { db: options.db, redis: options.redis, key: options.key },
+      Boolean(options.json),
+    );
+  });
+
+bench
+  .command('fleet')
+  .description(
+    'The $200 postmortem and an outage, replayed with worker processes, Redis and a loopback service',
+  )
+  .option('--json', 'print the figures as JSON')
+  .option('--redis <url>', 'Redis URL', 'redis://127.0.0.1:6379')
+  .addOption(new Option('--workers <n>', 'worker processes').argParser(positiveInteger('--workers')))
+  .addOption(new Option('--outage-ms <n>', 'outage length').argParser(positiveInteger('--outage-ms')))
+  .action(async (options) => {
+    process.exitCode = await benchFleet(Boolean(options.json), {
+      redisUrl: options.redis,
+      ...(options.workers ? { workers: options.workers } : {}),
+      ...(options.outageMs ? { outageMs: options.outageMs } : {}),
+    });
   });
 
 const trace = program.command('trace').description('Read and replay run traces (JSONL)');

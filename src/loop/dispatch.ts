@@ -2,6 +2,7 @@ import { canonicalJson } from '../controls/canonical-json.js';
 import { type TaintLedger, valuesAt } from '../controls/taint-ledger.js';
 import { type ErrorInfo, errorInfo } from '../errors/error-info.js';
 import type { ToolUseBlock } from '../model/content.js';
+import { classifyError } from '../resilience/classify-error.js';
 import type { Clock } from '../time/clock.js';
 import type { TokenEstimator } from '../tokens/token-estimator.js';
 import type { Actor, AnyTool, ToolContext } from '../tools/define-tool.js';
@@ -466,6 +467,25 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
           error: errorInfo(thrown),
           fatal: thrown.fatal,
           terminal: thrown.retry === 'no',
+        };
+      }
+      // Classified, so a 503 from a downstream is not mistaken for a call that can never work.
+      const classification = classifyError(thrown);
+      if (classification.kind === 'transient' || classification.kind === 'throttled') {
+        const extra: Record<string, unknown> = { retry: 'after' };
+        if (classification.retryAfterMs !== undefined)
+          extra['retryAfterSeconds'] = Math.ceil(classification.retryAfterMs / 1_000);
+        return {
+          ...base(
+            'error',
+            errorContent(
+              'temporarily_unavailable',
+              `${tool.name} is failing for now (${classification.reason}). Trying again later may work; meanwhile try another approach.`,
+              extra,
+            ),
+            true,
+          ),
+          error: errorInfo(thrown),
         };
       }
       return {

@@ -4,6 +4,7 @@ import type { PriceTable } from '../controls/price.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { Message } from '../model/content.js';
 import type { Model } from '../model/model.js';
+import type { SpendLimiter } from '../resilience/spend-limiter.js';
 import type { Clock, IdGenerator } from '../time/clock.js';
 import type { TokenEstimator } from '../tokens/token-estimator.js';
 import type { Actor, AnyTool } from '../tools/define-tool.js';
@@ -81,6 +82,11 @@ export interface RunOptions {
   maxBilledTokens?: number;
   /** The most USD the run may spend; needs `prices`. @default unlimited */
   maxSpendUsd?: number;
+  /**
+   * A spend ceiling per account, shared by every run of the account (through Redis in a fleet),
+   * checked before every model call. Needs `prices`.
+   */
+  accountSpend?: { limiter: SpendLimiter; accountId: string; limitUsd: number };
   /** Wall-clock milliseconds for the whole run, model calls included. @default unlimited */
   maxWallMs?: number;
   /** Tool errors the run tolerates before it stops early. @default unlimited */
@@ -181,6 +187,11 @@ export function validateRunOptions(options: RunOptions): void {
       'onStepLimit',
       `must be 'final-answer' or 'stop', got ${String(options.onStepLimit)}`,
     );
+  }
+  if (options.accountSpend !== undefined) {
+    positiveNumber('accountSpend.limitUsd', options.accountSpend.limitUsd);
+    if (options.prices === undefined)
+      throw new ConfigurationError('accountSpend', 'needs a price table in `prices` to turn tokens into USD');
   }
   if (options.maxSpendUsd !== undefined && options.prices === undefined) {
     throw new ConfigurationError('maxSpendUsd', 'needs a price table in `prices` to turn tokens into USD');

@@ -9,7 +9,13 @@ export interface UnexecutedCall {
 }
 
 /** Which budget a run ran out of. */
-export type BudgetName = 'context_tokens' | 'billed_tokens' | 'spend_usd' | 'wall_ms' | 'tool_errors';
+export type BudgetName =
+  | 'context_tokens'
+  | 'billed_tokens'
+  | 'spend_usd'
+  | 'account_spend_usd'
+  | 'wall_ms'
+  | 'tool_errors';
 
 /** When a budget was checked: before a model call, or right after tool results were appended. */
 export type BudgetPhase = 'before-call' | 'after-results' | 'during-call';

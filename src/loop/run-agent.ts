@@ -142,6 +142,7 @@ function setupFor(
     state,
     resumed,
     approvals: options.approvals,
+    accountSpend: options.accountSpend,
   };
 }
 

@@ -13,6 +13,7 @@ import {
   type UserMessage,
 } from '../model/content.js';
 import { addUsage, type Model, type ModelResponse, type ToolDefinition, type Usage } from '../model/model.js';
+import type { SpendLimiter } from '../resilience/spend-limiter.js';
 import type { Clock } from '../time/clock.js';
 import type { PrefillCounter } from '../tokens/token-estimator.js';
 import {
@@ -79,6 +80,7 @@ export interface LoopSetup {
   resumed: boolean;
   /** Verdicts for the pending batch of a paused run. */
   approvals: readonly ApprovalVerdict[] | undefined;
+  accountSpend: { limiter: SpendLimiter; accountId: string; limitUsd: number } | undefined;
 }
 
 class SinkFailure extends Error {}
@@ -244,6 +246,12 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
       const price = setup.prices ? priceFor(setup.prices, lastModelId ?? model.name) : undefined;
       const projected = price ? (nextPrefill * price.inputUsdPerMillionTokens) / 1_000_000 : 0;
       read('spend_usd', limits.maxSpendUsd, costUsd + projected);
+    }
+    if (setup.accountSpend && phase === 'before-call') {
+      const { limiter, accountId, limitUsd } = setup.accountSpend;
+      const price = setup.prices ? priceFor(setup.prices, lastModelId ?? model.name) : undefined;
+      const projected = price ? (nextPrefill * price.inputUsdPerMillionTokens) / 1_000_000 : 0;
+      read('account_spend_usd', limitUsd, (await limiter.spent(accountId)) + projected);
     }
     if (limits.maxWallMs !== null) {
       const elapsed = clock.now() - startedAt;
@@ -561,6 +569,8 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
       const price = setup.prices ? priceFor(setup.prices, response.model ?? model.name) : undefined;
       const callCost = price ? costUsdOf(callUsage, price) : 0;
       costUsd += callCost;
+      if (setup.accountSpend && callCost > 0)
+        await setup.accountSpend.limiter.add(setup.accountSpend.accountId, callCost);
       // The provider's count of what it just read is the truth; the answer joins the next prefill.
       contextTokens = prefillTokens + callUsage.outputTokens;
       messages.push(assistant);

@@ -1,2 +1,3 @@
 /** SQLite-backed stores (better-sqlite3 12, an optional peer dependency). */
 export * from './sqlite-checkpoint-store.js';
+export * from './sqlite-dead-letter-store.js';

@@ -202,6 +202,7 @@ export async function replayTrace(
       actorId: start.actorId,
       state,
       resumed: start.resumedFrom !== null,
+      accountSpend: undefined,
       approvals:
         events.filter((event) => event.type === 'approval').length > 0 ? recordedVerdicts(events) : undefined,
     }),
