@@ -74,11 +74,23 @@ describe('reins CLI', () => {
     const db = join(mkdtempSync(join(tmpdir(), 'reins-cli-dlq-')), 'dlq.db');
     const store = new SqliteDeadLetterStore({ database: db });
     for (const id of ['r-1', 'r-2']) {
-      store.add({ id, source: 'enrich', payload: { id }, error: { name: 'Error', message: 'HTTP 400' }, classification: 'terminal', attempts: 1, firstFailedAtMs: 1, lastFailedAtMs: 1 });
+      store.add({
+        id,
+        source: 'enrich',
+        payload: { id },
+        error: { name: 'Error', message: 'HTTP 400' },
+        classification: 'terminal',
+        attempts: 1,
+        firstFailedAtMs: 1,
+        lastFailedAtMs: 1,
+      });
     }
     store.close();
     expect(JSON.parse(reins('dlq', 'list', '--db', db, '--json').stdout)).toHaveLength(2);
-    expect(JSON.parse(reins('dlq', 'show', 'r-1', '--db', db).stdout)).toMatchObject({ id: 'r-1', attempts: 1 });
+    expect(JSON.parse(reins('dlq', 'show', 'r-1', '--db', db).stdout)).toMatchObject({
+      id: 'r-1',
+      attempts: 1,
+    });
     expect(JSON.parse(reins('dlq', 'retry', 'r-1', '--db', db).stdout)).toEqual({ id: 'r-1' });
     expect(reins('dlq', 'show', 'r-1', '--db', db).status).toBe(1);
     expect(reins('dlq', 'purge', '--db', db).stdout).toContain('purged 1');
