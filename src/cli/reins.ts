@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { scenarioNames } from '../scenarios/index.js';
 import { benchFleet } from './bench-fleet.js';
+import { benchIdempotency } from './bench-idempotency.js';
 import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
 import { dlq } from './dlq.js';
@@ -101,6 +102,25 @@ bench
       redisUrl: options.redis,
       ...(options.workers ? { workers: options.workers } : {}),
       ...(options.outageMs ? { outageMs: options.outageMs } : {}),
+    });
+  });
+
+bench
+  .command('idempotency')
+  .description(
+    'Charges through idempotent tools against SQLite, PostgreSQL and Redis while workers are SIGKILLed',
+  )
+  .option('--json', 'print the figures as JSON')
+  .option('--redis <url>', 'Redis URL', 'redis://127.0.0.1:6379')
+  .option('--postgres <url>', 'PostgreSQL URL', 'postgres://postgres@127.0.0.1:5432/test')
+  .addOption(
+    new Option('--operations <n>', 'logical charges per worker').argParser(positiveInteger('--operations')),
+  )
+  .action(async (options) => {
+    process.exitCode = await benchIdempotency(Boolean(options.json), {
+      redisUrl: options.redis,
+      postgresUrl: options.postgres,
+      ...(options.operations ? { operations: options.operations } : {}),
     });
   });
 

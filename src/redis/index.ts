@@ -1,5 +1,6 @@
 /** `reins/redis`: fleet-shared retry budget, circuit breaker, dead letters and spend ceiling (ioredis). */
 export * from './redis-circuit-breaker.js';
 export * from './redis-dead-letter-store.js';
+export * from './redis-idempotency-store.js';
 export * from './redis-retry-budget.js';
 export * from './redis-spend-limiter.js';

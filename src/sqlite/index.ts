@@ -1,3 +1,4 @@
 /** SQLite-backed stores (better-sqlite3 12, an optional peer dependency). */
 export * from './sqlite-checkpoint-store.js';
 export * from './sqlite-dead-letter-store.js';
+export * from './sqlite-idempotency-store.js';

@@ -1,15 +1,10 @@
-import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
-import { ConfigurationError } from '../errors/reins-error.js';
 import { parseRunState, type RunState } from '../loop/run-state.js';
+import { openDatabase, type SqliteTarget } from './open-database.js';
 
-export interface SqliteCheckpointStoreOptions {
-  /** A database file path, or an open better-sqlite3 database. */
-  database: string | BetterSqlite3.Database;
-  /** @default 'reins_checkpoints' */
-  table?: string;
-}
+/** @property table @default 'reins_checkpoints' */
+export type SqliteCheckpointStoreOptions = SqliteTarget;
 
 /**
  * Run checkpoints in SQLite (better-sqlite3 12): one row per run, replaced atomically at each step.
@@ -27,26 +22,10 @@ export class SqliteCheckpointStore implements CheckpointStore {
   >;
 
   constructor(options: SqliteCheckpointStoreOptions) {
-    const table = options.table ?? 'reins_checkpoints';
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(table))
-      throw new ConfigurationError('table', `"${table}" is not a plain SQL identifier`);
-    if (typeof options.database === 'string') {
-      const require = createRequire(import.meta.url);
-      let Database: typeof BetterSqlite3;
-      try {
-        Database = require('better-sqlite3') as typeof BetterSqlite3;
-      } catch (cause) {
-        throw new ConfigurationError(
-          'database',
-          `better-sqlite3 is not installed (npm install better-sqlite3@12): ${String(cause)}`,
-        );
-      }
-      this.#db = new Database(options.database);
-      this.#owned = true;
-    } else {
-      this.#db = options.database;
-      this.#owned = false;
-    }
+    const opened = openDatabase(options, 'reins_checkpoints');
+    const table = opened.table;
+    this.#db = opened.db;
+    this.#owned = opened.owned;
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('synchronous = FULL');
     this.#db.pragma('busy_timeout = 5000');

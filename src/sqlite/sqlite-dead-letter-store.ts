@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
-import { ConfigurationError } from '../errors/reins-error.js';
 import type { DeadLetter, DeadLetterStore } from '../resilience/dead-letter.js';
+import { openDatabase, type SqliteTarget } from './open-database.js';
 
 /**
  * Dead letters in SQLite (the embedded default): one row per item, WAL mode so workers on one
@@ -12,19 +11,12 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
   readonly #owned: boolean;
   readonly #table: string;
 
-  constructor(options: { database: string | BetterSqlite3.Database; table?: string }) {
-    const table = options.table ?? 'reins_dead_letters';
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(table))
-      throw new ConfigurationError('table', `"${table}" is not a plain SQL identifier`);
+  constructor(options: SqliteTarget) {
+    const opened = openDatabase(options, 'reins_dead_letters');
+    const table = opened.table;
     this.#table = table;
-    if (typeof options.database === 'string') {
-      const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-      this.#db = new Database(options.database);
-      this.#owned = true;
-    } else {
-      this.#db = options.database;
-      this.#owned = false;
-    }
+    this.#db = opened.db;
+    this.#owned = opened.owned;
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('busy_timeout = 5000');
     this.#db.exec(

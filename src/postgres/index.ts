@@ -1,0 +1,2 @@
+/** `reins/postgres`: PostgreSQL stores (pg is an optional peer). */
+export * from './postgres-idempotency-store.js';
