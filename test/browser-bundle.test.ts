@@ -25,7 +25,13 @@ describe('the core runs in a browser', () => {
     for (const name of builtinModules) expect(text).not.toMatch(new RegExp(`from ["'](node:)?${name}["']`));
   });
 
-  it.each(['testing/index.ts', 'scenarios/index.ts'])('%s bundles for the browser', async (path) => {
+  it.each([
+    'testing/index.ts',
+    'scenarios/index.ts',
+    'stream/index.ts',
+    'resilience/index.ts',
+    'idempotency/index.ts',
+  ])('%s bundles for the browser', async (path) => {
     const result = await bundle(path);
     expect(result.errors).toEqual([]);
   });
