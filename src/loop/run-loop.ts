@@ -590,7 +590,7 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
         durationMs: clock.now() - startedCallAt,
       });
 
-      if (response.stopReason === 'max_tokens') {
+      if (response.stopReason === 'max_tokens' || response.stopReason === 'interrupted') {
         completedSteps = step;
         return await finish({
           kind: 'truncated',

@@ -13,6 +13,8 @@ export type StopReason =
   | 'refusal'
   | 'pause_turn'
   | 'context_window_exceeded'
+  /** The stream ended before the provider said it was done (a dropped connection). */
+  | 'interrupted'
   | 'other';
 
 /**
