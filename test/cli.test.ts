@@ -96,6 +96,14 @@ describe('reins CLI', () => {
     expect(reins('dlq', 'purge', '--db', db).stdout).toContain('purged 1');
   });
 
+  it('demo stream shows a form filling in, runs it once whole, and never runs the cut-off one', () => {
+    const run = reins('demo', 'stream');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/the tool ran 1 time\(s\)[\s\S]*outcome answered/);
+    expect(run.stdout).toMatch(/the tool ran 0 time\(s\)[\s\S]*outcome truncated/);
+    expect(run.stdout).toContain('applicant');
+  });
+
   it('bad flags exit 2 with a message naming the flag', () => {
     const bad = reins('demo', 'happy', '--max-steps', '-3');
     expect(bad.status).toBe(2);

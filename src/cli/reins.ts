@@ -5,6 +5,7 @@ import { benchFleet } from './bench-fleet.js';
 import { benchIdempotency } from './bench-idempotency.js';
 import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
+import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
 import { traceReplay, traceShow } from './trace.js';
 
@@ -28,7 +29,7 @@ program
   .addArgument(
     new Command()
       .createArgument('[scenario]', 'which scenario')
-      .choices([...scenarioNames, 'all'])
+      .choices([...scenarioNames, 'all', 'stream'])
       .default('all'),
   )
   .option('--no-repeat-detection', 'turn off (tool, args) repeat detection')
@@ -47,6 +48,10 @@ program
   .option('--trace-out <file>', 'also write the trace as JSONL')
   .option('--json', 'print one JSON object per scenario')
   .action(async (scenario, options) => {
+    if (scenario === 'stream') {
+      process.exitCode = await demoStream();
+      return;
+    }
     process.exitCode = await demo(scenario, {
       repeatDetection: options.repeatDetection,
       maxSteps: options.maxSteps,

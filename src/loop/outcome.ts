@@ -53,7 +53,7 @@ export type Outcome =
   | { kind: 'hard_error'; source: HardErrorSource; error: ErrorInfo }
   /** The caller's signal aborted the run. */
   | { kind: 'cancelled'; reason: string }
-  /** The model stopped on `max_tokens` mid-output; nothing in that response was executed. */
+  /** The response was cut off (`max_tokens`, or a stream that ended early); nothing in it was executed. */
   | { kind: 'truncated'; block: 'tool_use' | 'text'; text: string; unexecutedCalls: UnexecutedCall[] }
   /** The model declined to answer (`refusal`, or OpenAI's `content_filter`). */
   | { kind: 'refused'; text: string }
@@ -106,7 +106,7 @@ export function describeOutcome(outcome: Outcome): string {
     case 'cancelled':
       return `cancelled: ${outcome.reason}`;
     case 'truncated':
-      return `truncated: the model hit max_tokens inside a ${outcome.block === 'tool_use' ? 'tool call' : 'text answer'}; nothing executed`;
+      return `truncated: the response was cut off (max_tokens or a dropped stream) inside a ${outcome.block === 'tool_use' ? 'tool call' : 'text answer'}; nothing executed`;
     case 'refused':
       return 'refused';
     case 'awaiting_approval':

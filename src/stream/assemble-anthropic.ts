@@ -103,94 +103,108 @@ export async function assembleAnthropicStream(
   let stopReason: StopReason | undefined;
   let stopped = false;
 
-  for await (const event of events) {
-    switch (event.type) {
-      case 'message_start':
-        id = event.message.id;
-        model = event.message.model;
-        usage.inputTokens = event.message.usage?.input_tokens ?? 0;
-        usage.outputTokens = event.message.usage?.output_tokens ?? 0;
-        usage.cacheReadTokens = event.message.usage?.cache_read_input_tokens ?? 0;
-        usage.cacheWriteTokens = event.message.usage?.cache_creation_input_tokens ?? 0;
-        break;
-      case 'content_block_start': {
-        const start = event.content_block as {
-          type: string;
-          text?: string;
-          id?: string;
-          name?: string;
-          input?: unknown;
-        };
-        if (start.type === 'tool_use') {
-          blocks[event.index] = {
-            block: { type: 'tool_use', id: start.id as string, name: start.name as string, input: undefined },
-            parser: createPartialJsonParser(),
-            raw: '',
-            closed: false,
-            sawJson: false,
+  let received = 0;
+  try {
+    for await (const event of events) {
+      received++;
+      switch (event.type) {
+        case 'message_start':
+          id = event.message.id;
+          model = event.message.model;
+          usage.inputTokens = event.message.usage?.input_tokens ?? 0;
+          usage.outputTokens = event.message.usage?.output_tokens ?? 0;
+          usage.cacheReadTokens = event.message.usage?.cache_read_input_tokens ?? 0;
+          usage.cacheWriteTokens = event.message.usage?.cache_creation_input_tokens ?? 0;
+          break;
+        case 'content_block_start': {
+          const start = event.content_block as {
+            type: string;
+            text?: string;
+            id?: string;
+            name?: string;
+            input?: unknown;
           };
-        } else if (start.type === 'text') {
-          blocks[event.index] = {
-            block: { type: 'text', text: start.text ?? '' },
-            raw: '',
-            closed: false,
-            sawJson: false,
-          };
+          if (start.type === 'tool_use') {
+            blocks[event.index] = {
+              block: {
+                type: 'tool_use',
+                id: start.id as string,
+                name: start.name as string,
+                input: undefined,
+              },
+              parser: createPartialJsonParser(),
+              raw: '',
+              closed: false,
+              sawJson: false,
+            };
+          } else if (start.type === 'text') {
+            blocks[event.index] = {
+              block: { type: 'text', text: start.text ?? '' },
+              raw: '',
+              closed: false,
+              sawJson: false,
+            };
+          }
+          break;
         }
-        break;
-      }
-      case 'content_block_delta': {
-        const entry = blocks[event.index];
-        if (!entry) break;
-        const delta = event.delta as { type: string; text?: string; partial_json?: string };
-        if (delta.type === 'text_delta' && entry.block.type === 'text') {
-          entry.block.text += delta.text ?? '';
-          options.onText?.(delta.text ?? '');
-        } else if (delta.type === 'input_json_delta' && entry.block.type === 'tool_use' && entry.parser) {
-          entry.raw += delta.partial_json ?? '';
-          entry.sawJson = true;
-          entry.parser.push(delta.partial_json ?? '');
-          options.onToolInput?.({
-            callId: entry.block.id,
-            name: entry.block.name,
-            display: entry.parser.snapshot(),
-          });
+        case 'content_block_delta': {
+          const entry = blocks[event.index];
+          if (!entry) break;
+          const delta = event.delta as { type: string; text?: string; partial_json?: string };
+          if (delta.type === 'text_delta' && entry.block.type === 'text') {
+            entry.block.text += delta.text ?? '';
+            options.onText?.(delta.text ?? '');
+          } else if (delta.type === 'input_json_delta' && entry.block.type === 'tool_use' && entry.parser) {
+            entry.raw += delta.partial_json ?? '';
+            entry.sawJson = true;
+            entry.parser.push(delta.partial_json ?? '');
+            options.onToolInput?.({
+              callId: entry.block.id,
+              name: entry.block.name,
+              display: entry.parser.snapshot(),
+            });
+          }
+          break;
         }
-        break;
-      }
-      case 'content_block_stop': {
-        const entry = blocks[event.index];
-        if (!entry) break;
-        entry.closed = true;
-        if (entry.block.type === 'tool_use' && entry.parser) {
-          // A tool with no arguments streams no JSON at all.
-          if (!entry.sawJson) entry.block.input = {};
-          else {
-            const result = entry.parser.finish();
-            if (result.status === 'complete') entry.block.input = result.value;
+        case 'content_block_stop': {
+          const entry = blocks[event.index];
+          if (!entry) break;
+          entry.closed = true;
+          if (entry.block.type === 'tool_use' && entry.parser) {
+            // A tool with no arguments streams no JSON at all.
+            if (!entry.sawJson) entry.block.input = {};
             else {
-              // Malformed JSON goes to the model as a labeled error; cut-off JSON ends the turn.
-              entry.block.inputText = entry.raw;
-              entry.cut = result.status === 'truncated';
+              const result = entry.parser.finish();
+              if (result.status === 'complete') entry.block.input = result.value;
+              else {
+                // Malformed JSON goes to the model as a labeled error; cut-off JSON ends the turn.
+                entry.block.inputText = entry.raw;
+                entry.cut = result.status === 'truncated';
+              }
             }
           }
+          break;
         }
-        break;
+        case 'message_delta':
+          if (event.delta.stop_reason) stopReason = stopReasons[event.delta.stop_reason] ?? 'other';
+          if (event.usage?.output_tokens !== undefined) usage.outputTokens = event.usage.output_tokens;
+          if (event.usage?.input_tokens !== undefined && event.usage.input_tokens !== null)
+            usage.inputTokens = event.usage.input_tokens;
+          break;
+        case 'message_stop':
+          stopped = true;
+          break;
+        case 'error':
+          throw new StreamError(event.error.type, event.error.message);
+        default:
+          break;
       }
-      case 'message_delta':
-        if (event.delta.stop_reason) stopReason = stopReasons[event.delta.stop_reason] ?? 'other';
-        if (event.usage?.output_tokens !== undefined) usage.outputTokens = event.usage.output_tokens;
-        if (event.usage?.input_tokens !== undefined && event.usage.input_tokens !== null)
-          usage.inputTokens = event.usage.input_tokens;
-        break;
-      case 'message_stop':
-        stopped = true;
-        break;
-      case 'error':
-        throw new StreamError(event.error.type, event.error.message);
-      default:
-        break;
     }
+  } catch (error) {
+    // A connection dropped mid-stream: what arrived is kept and labeled, nothing runs. An error
+    // the provider sent, or a failure before anything arrived, is the caller's to retry.
+    if (error instanceof StreamError || received === 0) throw error;
+    stopped = false;
   }
 
   const content: AssistantBlock[] = [];

@@ -54,42 +54,50 @@ export async function assembleOpenAIChatStream(
   let model: string | undefined;
   const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
-  for await (const chunk of chunks) {
-    id ??= chunk.id;
-    model ??= chunk.model;
-    if (chunk.usage) {
-      const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
-      usage.inputTokens = (chunk.usage.prompt_tokens ?? 0) - cached;
-      usage.cacheReadTokens = cached;
-      usage.outputTokens = chunk.usage.completion_tokens ?? 0;
-    }
-    const choice = chunk.choices[0];
-    if (!choice) continue;
-    const delta = choice.delta ?? {};
-    if (delta.content) {
-      text += delta.content;
-      options.onText?.(delta.content);
-    }
-    if (delta.refusal) refusal += delta.refusal;
-    for (const part of delta.tool_calls ?? []) {
-      let call = calls[part.index];
-      if (!call) {
-        call = {
-          id: part.id ?? `call_${part.index}`,
-          name: part.function?.name ?? '',
-          raw: '',
-          parser: createPartialJsonParser(),
-        };
-        calls[part.index] = call;
-      } else if (part.function?.name) call.name += part.function.name;
-      const fragment = part.function?.arguments ?? '';
-      if (fragment !== '') {
-        call.raw += fragment;
-        call.parser.push(fragment);
-        options.onToolInput?.({ callId: call.id, name: call.name, display: call.parser.snapshot() });
+  let received = 0;
+  try {
+    for await (const chunk of chunks) {
+      received++;
+      id ??= chunk.id;
+      model ??= chunk.model;
+      if (chunk.usage) {
+        const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
+        usage.inputTokens = (chunk.usage.prompt_tokens ?? 0) - cached;
+        usage.cacheReadTokens = cached;
+        usage.outputTokens = chunk.usage.completion_tokens ?? 0;
       }
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      const delta = choice.delta ?? {};
+      if (delta.content) {
+        text += delta.content;
+        options.onText?.(delta.content);
+      }
+      if (delta.refusal) refusal += delta.refusal;
+      for (const part of delta.tool_calls ?? []) {
+        let call = calls[part.index];
+        if (!call) {
+          call = {
+            id: part.id ?? `call_${part.index}`,
+            name: part.function?.name ?? '',
+            raw: '',
+            parser: createPartialJsonParser(),
+          };
+          calls[part.index] = call;
+        } else if (part.function?.name) call.name += part.function.name;
+        const fragment = part.function?.arguments ?? '';
+        if (fragment !== '') {
+          call.raw += fragment;
+          call.parser.push(fragment);
+          options.onToolInput?.({ callId: call.id, name: call.name, display: call.parser.snapshot() });
+        }
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
     }
-    if (choice.finish_reason) finish = choice.finish_reason;
+  } catch (error) {
+    // A connection dropped mid-stream: keep what arrived; the missing finish reason labels it.
+    if (received === 0) throw error;
+    finish = undefined;
   }
 
   const content: AssistantBlock[] = [];

@@ -1,0 +1,2 @@
+/** `reins/openai`: the model interface over the official OpenAI SDK (an optional peer). */
+export * from './openai-model.js';
