@@ -1,7 +1,8 @@
 /**
  * Streamed tool-call arguments: time to push every fragment and read the display value after each,
  * as a ratio to one native JSON.parse of the final text. reins' incremental parser against
- * @streamparser/json and jsonriver (incremental), and partial-json, Vercel AI SDK
+ * @streamparser/json and jsonriver (incremental), and partial-json, the Anthropic SDK's partial
+ * parser, Vercel AI SDK
  * `parsePartialJson` and try-JSON.parse-per-delta (each re-parses the whole buffer per fragment).
  * The re-parsing peers are quadratic: at full size they take minutes each (28–105 s on the 200 KB
  * workload here), so by default they run a 64 KB / 32 KB cut (labelled), with JSON.parse's time
@@ -9,6 +10,8 @@
  *
  *   npm run bench:partial-json
  */
+
+import { partialParse as anthropicPartialParse } from '@anthropic-ai/sdk/_vendor/partial-json-parser/parser.mjs';
 import { JSONParser } from '@streamparser/json';
 import { parsePartialJson } from 'ai';
 import { parse as jsonriver } from 'jsonriver';
@@ -145,6 +148,21 @@ const contenders: Contender[] = [
           partialJson(buffer);
         } catch {
           // partial-json throws on some prefixes
+        }
+      }
+    },
+  },
+  {
+    name: 'Anthropic SDK partialParse',
+    quadratic: true,
+    run: (parts) => {
+      let buffer = '';
+      for (const part of parts) {
+        buffer += part;
+        try {
+          anthropicPartialParse(buffer);
+        } catch {
+          // throws on some prefixes
         }
       }
     },
