@@ -67,8 +67,35 @@ interface Frame {
 
 const whitespace = (code: number) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 const isDigit = (code: number) => code >= 0x30 && code <= 0x39;
-const completeNumber = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
-const numberPrefix = /^-?(0|[1-9]\d*)?(\.\d*)?([eE][+-]?\d*)?$/;
+/**
+ * JSON's number grammar as a state machine, one character at a time (a regular expression over
+ * the number so far made long numbers quadratic). States: 0 after `-`, 1 after a leading `0`,
+ * 2 in integer digits, 3 after `.`, 4 in fraction digits, 5 after `e`, 6 after the exponent's
+ * sign, 7 in exponent digits; -1 is an error. A number is complete in states 1, 2, 4 and 7.
+ */
+function numberStep(state: number, code: number): number {
+  const digit = code >= 0x30 && code <= 0x39;
+  switch (state) {
+    case 0:
+      return code === 0x30 ? 1 : digit ? 2 : -1;
+    case 1:
+      return code === 0x2e ? 3 : code === 0x65 || code === 0x45 ? 5 : -1;
+    case 2:
+      return digit ? 2 : code === 0x2e ? 3 : code === 0x65 || code === 0x45 ? 5 : -1;
+    case 3:
+      return digit ? 4 : -1;
+    case 4:
+      return digit ? 4 : code === 0x65 || code === 0x45 ? 5 : -1;
+    case 5:
+      return code === 0x2b || code === 0x2d ? 6 : digit ? 7 : -1;
+    case 6:
+    case 7:
+      return digit ? 7 : -1;
+    default:
+      return -1;
+  }
+}
+const numberComplete = (state: number) => state === 1 || state === 2 || state === 4 || state === 7;
 const literals = ['true', 'false', 'null'] as const;
 
 function assign(container: Record<string, unknown> | unknown[], key: string | number, value: unknown): void {
@@ -114,6 +141,7 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
   let hex = 0;
   // Number and literal state.
   let raw = '';
+  let numberState = 0;
   let numberShown = false;
 
   const fail = (at: number, message: string, reason: 'syntax' | 'depth_limit' | 'size_limit' = 'syntax') => {
@@ -205,7 +233,7 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
   };
 
   const showNumber = () => {
-    if (completeNumber.test(raw)) {
+    if (numberComplete(numberState)) {
       const value = Number(raw);
       if (!numberShown) {
         numberShown = true;
@@ -218,7 +246,7 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
   };
 
   const endNumber = (at: number): boolean => {
-    if (!completeNumber.test(raw)) {
+    if (!numberComplete(numberState)) {
       fail(at, `invalid number ${JSON.stringify(raw)}`);
       return false;
     }
@@ -345,7 +373,8 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
           code === 0x2d
         ) {
           raw += fragment[i];
-          if (!numberPrefix.test(raw)) return fail(base + i, `invalid number ${JSON.stringify(raw)}`);
+          numberState = numberStep(numberState, code);
+          if (numberState < 0) return fail(base + i, `invalid number ${JSON.stringify(raw)}`);
           i++;
           continue;
         }
@@ -391,6 +420,7 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
           } else if (code === 0x2d || isDigit(code)) {
             token = Token.Number;
             raw = fragment[i] as string;
+            numberState = code === 0x2d ? 0 : code === 0x30 ? 1 : 2;
             numberShown = false;
           } else if (code === 0x74 || code === 0x66 || code === 0x6e) {
             token = Token.Literal;
@@ -446,7 +476,7 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
       if (error) return { status: 'invalid', ...error };
       if (token === Token.Number && stack.length === 0 && mode === Mode.Value) {
         // A top-level number ends with the text: `12` is complete, `12.` is cut off.
-        if (completeNumber.test(raw)) {
+        if (numberComplete(numberState)) {
           showNumber();
           return { status: 'complete', value: Number(raw) };
         }
