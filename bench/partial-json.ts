@@ -86,6 +86,25 @@ function fragments(text: string, size: number): string[] {
 
 type Contender = { name: string; quadratic: boolean; run: (parts: string[]) => Promise<void> | void };
 
+/** A peer that re-parses the whole buffer after every fragment (some throw on incomplete prefixes). */
+function reparsePerDelta(name: string, parse: (buffer: string) => unknown): Contender {
+  return {
+    name,
+    quadratic: true,
+    run: (parts) => {
+      let buffer = '';
+      for (const part of parts) {
+        buffer += part;
+        try {
+          parse(buffer);
+        } catch {
+          // an incomplete prefix
+        }
+      }
+    },
+  };
+}
+
 const contenders: Contender[] = [
   {
     name: 'reins createPartialJsonParser',
@@ -122,51 +141,9 @@ const contenders: Contender[] = [
       for await (const value of jsonriver(stream())) void value;
     },
   },
-  {
-    name: 'try JSON.parse per delta',
-    quadratic: true,
-    run: (parts) => {
-      let buffer = '';
-      for (const part of parts) {
-        buffer += part;
-        try {
-          JSON.parse(buffer);
-        } catch {
-          // not yet complete
-        }
-      }
-    },
-  },
-  {
-    name: 'partial-json',
-    quadratic: true,
-    run: (parts) => {
-      let buffer = '';
-      for (const part of parts) {
-        buffer += part;
-        try {
-          partialJson(buffer);
-        } catch {
-          // partial-json throws on some prefixes
-        }
-      }
-    },
-  },
-  {
-    name: 'Anthropic SDK partialParse',
-    quadratic: true,
-    run: (parts) => {
-      let buffer = '';
-      for (const part of parts) {
-        buffer += part;
-        try {
-          anthropicPartialParse(buffer);
-        } catch {
-          // throws on some prefixes
-        }
-      }
-    },
-  },
+  reparsePerDelta('try JSON.parse per delta', (buffer) => JSON.parse(buffer)),
+  reparsePerDelta('partial-json', partialJson),
+  reparsePerDelta('Anthropic SDK partialParse', anthropicPartialParse),
   {
     name: 'Vercel AI SDK parsePartialJson',
     quadratic: true,

@@ -270,37 +270,18 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
       const approved = verdict?.decision === 'approve' || verdict?.decision === 'edit';
       if (!approved) {
         if (tool.autonomy === 'never') {
-          return {
-            kind: 'settled',
-            settlement: {
-              ...base(
-                'proposed',
-                JSON.stringify({
-                  status: 'proposed',
-                  message: `Recorded as a proposal for a person to review; ${tool.name} was not run.`,
-                }),
-                false,
-              ),
-              recorded: input,
-            },
-          };
+          return handoff(
+            'proposed',
+            { message: `Recorded as a proposal for a person to review; ${tool.name} was not run.` },
+            input,
+          );
         }
         if (tool.autonomy === 'draft') {
-          return {
-            kind: 'settled',
-            settlement: {
-              ...base(
-                'drafted',
-                JSON.stringify({
-                  status: 'drafted',
-                  message: `Drafted for a person to carry out; ${tool.name} was not run.`,
-                  draft: input,
-                }),
-                false,
-              ),
-              recorded: input,
-            },
-          };
+          return handoff(
+            'drafted',
+            { message: `Drafted for a person to carry out; ${tool.name} was not run.`, draft: input },
+            input,
+          );
         }
         if (tool.autonomy === 'confirm') {
           return {
@@ -589,6 +570,18 @@ async function authorize(
   } catch (thrown) {
     return { allow: false, reason: `authorization failed (${errorInfo(thrown).message}); denied by default` };
   }
+}
+
+/** A call handed to a person instead of performed: the model is told, and the input is kept. */
+function handoff(
+  status: 'proposed' | 'drafted',
+  body: Record<string, unknown>,
+  input: unknown,
+): { kind: 'settled'; settlement: CallSettlement } {
+  return {
+    kind: 'settled',
+    settlement: { ...base(status, JSON.stringify({ status, ...body }), false), recorded: input },
+  };
 }
 
 function primitivesOf(value: unknown, out: unknown[]): unknown[] {

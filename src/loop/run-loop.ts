@@ -613,14 +613,15 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
           },
         });
       }
+      const stepLimit = (): Outcome => ({
+        kind: 'step_limit',
+        limit: limits.maxSteps,
+        finalText: text === '' ? undefined : text,
+        unexecutedCalls: calls.map(unexecuted),
+      });
       if (final) {
         completedSteps = step;
-        return await finish({
-          kind: 'step_limit',
-          limit: limits.maxSteps,
-          finalText: text === '' ? undefined : text,
-          unexecutedCalls: calls.map(unexecuted),
-        });
+        return await finish(stepLimit());
       }
       if (calls.length === 0) {
         if (response.stopReason === 'pause_turn') {
@@ -657,12 +658,7 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
       if (step >= limits.maxSteps) {
         // onStepLimit 'stop': the calls proposed at the limit would run blind (the model never sees their results).
         completedSteps = step;
-        return await finish({
-          kind: 'step_limit',
-          limit: limits.maxSteps,
-          finalText: text === '' ? undefined : text,
-          unexecutedCalls: calls.map(unexecuted),
-        });
+        return await finish(stepLimit());
       }
 
       if (repeats) {
