@@ -7,6 +7,7 @@ import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
+import { addModelCommands } from './model.js';
 import { traceReplay, traceShow } from './trace.js';
 
 const positiveInteger = (flag: string) => (value: string) => {
@@ -128,6 +129,8 @@ bench
       ...(options.operations ? { operations: options.operations } : {}),
     });
   });
+
+addModelCommands(program);
 
 const trace = program.command('trace').description('Read and replay run traces (JSONL)');
 trace

@@ -1,0 +1,280 @@
+import { type Estimate, MeanAccumulator, proportionEstimate } from '../estimate.js';
+import { type MonteCarloOptions, monteCarloSettings, type SkippedMonteCarlo } from '../monte-carlo.js';
+import { type ParamSpec, resolveParams } from '../params.js';
+import { simRandom } from '../random.js';
+import { tokenPriceParams } from './shared.js';
+
+/**
+ * Retry in place versus restart (post-22, "Retry budgets"). Each of `steps` logical steps is one
+ * model call that re-reads the whole transcript. In place: a failed call leaves its output and an
+ * error observation in the transcript and the step is tried again, up to `retryCap` retries, after
+ * which the run gives up. Restart: a failed call throws the transcript away and the run starts over
+ * from step 0 until one pass is clean (so `retryCap` and `error` do not apply, and p must be < 1).
+ */
+export interface RetryParams {
+  mode: 'inplace' | 'restart';
+  /** Probability that one step's call fails. */
+  p: number;
+  steps: number;
+  /** Tokens of system prompt and task, re-sent as prefill on every call. */
+  system: number;
+  /** Tokens the model emits per call. */
+  output: number;
+  /** Tokens a successful tool result appends. */
+  result: number;
+  /** Tokens an error observation appends (in place only). */
+  error: number;
+  /** Retries per step before the run gives up (in place only). */
+  retryCap: number;
+  /** USD per million input tokens. */
+  inputPrice: number;
+  /** USD per million output tokens. */
+  outputPrice: number;
+}
+
+export const retryDefaults: RetryParams = {
+  mode: 'inplace',
+  p: 0.2,
+  steps: 8,
+  system: 1500,
+  output: 300,
+  result: 500,
+  error: 200,
+  retryCap: 4,
+  inputPrice: 3,
+  outputPrice: 15,
+};
+
+export const retryParamSpecs: readonly ParamSpec[] = [
+  {
+    key: 'mode',
+    flag: '--mode',
+    kind: 'choice',
+    choices: ['inplace', 'restart'],
+    description: 'recovery: resume the failed step, or start the run over',
+  },
+  {
+    key: 'p',
+    flag: '--p',
+    kind: 'number',
+    min: 0,
+    max: 1,
+    description: 'per-step failure probability',
+    slider: { min: 0, max: 0.5, step: 0.01 },
+  },
+  {
+    key: 'steps',
+    flag: '--steps',
+    kind: 'integer',
+    min: 1,
+    max: 10_000,
+    description: 'logical steps per run',
+    slider: { min: 1, max: 40, step: 1 },
+  },
+  {
+    key: 'system',
+    flag: '--system',
+    kind: 'number',
+    min: 0,
+    description: 'system prompt + task tokens, re-sent every call',
+    slider: { min: 0, max: 10_000, step: 100 },
+  },
+  {
+    key: 'output',
+    flag: '--output',
+    kind: 'number',
+    min: 0,
+    description: 'tokens the model emits per call',
+    slider: { min: 0, max: 2_000, step: 50 },
+  },
+  {
+    key: 'result',
+    flag: '--result',
+    kind: 'number',
+    min: 0,
+    description: 'tokens a successful tool result appends',
+    slider: { min: 0, max: 5_000, step: 50 },
+  },
+  {
+    key: 'error',
+    flag: '--error',
+    kind: 'number',
+    min: 0,
+    description: 'tokens an error observation appends (in place)',
+    slider: { min: 0, max: 2_000, step: 50 },
+  },
+  {
+    key: 'retryCap',
+    flag: '--retry-cap',
+    kind: 'integer',
+    min: 0,
+    max: 1_000,
+    description: 'retries per step before giving up (in place)',
+    slider: { min: 0, max: 10, step: 1 },
+  },
+  ...tokenPriceParams,
+];
+
+const crossCheck = (params: RetryParams) =>
+  params.mode === 'restart' && params.p >= 1
+    ? {
+        key: 'p',
+        problem: 'must be < 1 with --mode restart (a run that always fails restarts forever), got 1',
+      }
+    : undefined;
+
+/** Checks and completes retry parameters; throws `SimParameterError` naming the flag. */
+export function retryParams(given?: Partial<RetryParams>): RetryParams {
+  return resolveParams(retryParamSpecs, retryDefaults, given, crossCheck);
+}
+
+export interface RetryExact {
+  meanCostUsd: number;
+  /** Mean cost ÷ the mean cost at p = 0 with every other parameter the same. */
+  multiplier: number;
+  /** Share of runs that hit the retry cap and failed for good (0 for restart). */
+  gaveUpRate: number;
+  /** Expected model calls per run. */
+  meanCalls: number;
+}
+
+function callCost(params: RetryParams, prefillTokens: number): number {
+  return (prefillTokens * params.inputPrice + params.output * params.outputPrice) / 1e6;
+}
+
+/**
+ * The exact expectation. In place is a dynamic program over (step, failures so far): the
+ * transcript is a function of those two, so their distribution carries everything. Restart is
+ * Wald's identity: passes are independent, so the mean is the mean pass cost over (1−p)^steps.
+ */
+export function retryExact(given?: Partial<RetryParams>): RetryExact {
+  const params = retryParams(given);
+  const base = retryExactUnchecked({ ...params, p: 0 });
+  const result = retryExactUnchecked(params);
+  return { ...result, multiplier: result.meanCostUsd / base.meanCostUsd };
+}
+
+function retryExactUnchecked(params: RetryParams): Omit<RetryExact, 'multiplier'> {
+  const { p, steps, system, output, result, error, retryCap } = params;
+  if (params.mode === 'restart') {
+    let passCost = 0;
+    let passCalls = 0;
+    let reach = 1;
+    for (let k = 0; k < steps; k++) {
+      passCost += reach * callCost(params, system + k * (output + result));
+      passCalls += reach;
+      reach *= 1 - p;
+    }
+    return { meanCostUsd: passCost / reach, meanCalls: passCalls / reach, gaveUpRate: 0 };
+  }
+  // byFailures[f] = probability of having finished the current step with f failed calls so far.
+  let byFailures = new Float64Array(1).fill(1);
+  let cost = 0;
+  let calls = 0;
+  let gaveUp = 0;
+  const failPowers = Array.from({ length: retryCap + 2 }, (_, a) => p ** a);
+  for (let s = 0; s < steps; s++) {
+    const next = new Float64Array(byFailures.length + retryCap);
+    for (let f = 0; f < byFailures.length; f++) {
+      const reach = byFailures[f] as number;
+      if (reach === 0) continue;
+      for (let a = 0; a <= retryCap; a++) {
+        const here = reach * (failPowers[a] as number);
+        if (here === 0) break;
+        const prefill = system + (s + f + a) * output + s * result + (f + a) * error;
+        cost += here * callCost(params, prefill);
+        calls += here;
+        next[f + a] = (next[f + a] as number) + here * (1 - p);
+      }
+      gaveUp += reach * (failPowers[retryCap + 1] as number);
+    }
+    byFailures = next;
+  }
+  return { meanCostUsd: cost, meanCalls: calls, gaveUpRate: gaveUp };
+}
+
+export interface RetryMonteCarlo {
+  meanCostUsd: number;
+  ci95: Estimate['ci95'];
+  multiplier: number;
+  multiplierCi95: Estimate['ci95'];
+  gaveUpRate: number;
+  gaveUpRateCi95: Estimate['ci95'];
+  trials: number;
+  seed: number;
+}
+
+/** The post's trial counts: 200,000 runs in place, 100,000 with restarts. */
+export const retryDefaultTrials = { inplace: 200_000, restart: 100_000 } as const;
+
+/** Runs the post's simulation, seeded; refuses (with the reason) when it would need > 2·10⁸ calls. */
+export function retryMonteCarlo(
+  given?: Partial<RetryParams>,
+  options?: MonteCarloOptions,
+): RetryMonteCarlo | SkippedMonteCarlo {
+  const params = retryParams(given);
+  const { trials, seed, tick, finish } = monteCarloSettings(options, retryDefaultTrials[params.mode]);
+  const expectedCalls = retryExactUnchecked(params).meanCalls * trials;
+  if (!(expectedCalls <= 2e8)) {
+    return { skipped: `would need about ${expectedCalls.toExponential(1)} simulated calls` };
+  }
+  const random = simRandom(seed);
+  const { p, steps, system, output, result, error, retryCap } = params;
+  const inputPrice = params.inputPrice / 1e6;
+  const outputCost = (output * params.outputPrice) / 1e6;
+  const costs = new MeanAccumulator();
+  let gaveUp = 0;
+  for (let trial = 0; trial < trials; trial++) {
+    tick(trial);
+    let prefillTokens = 0;
+    let calls = 0;
+    if (params.mode === 'inplace') {
+      let transcript = system;
+      logicalSteps: for (let s = 0; s < steps; s++) {
+        for (let attempt = 0; attempt <= retryCap; attempt++) {
+          prefillTokens += transcript;
+          calls += 1;
+          transcript += output;
+          if (random.uniform() >= p) {
+            transcript += result;
+            continue logicalSteps;
+          }
+          transcript += error;
+        }
+        gaveUp += 1;
+        break;
+      }
+    } else {
+      for (;;) {
+        let transcript = system;
+        let clean = true;
+        for (let s = 0; s < steps; s++) {
+          prefillTokens += transcript;
+          calls += 1;
+          transcript += output;
+          if (random.uniform() >= p) transcript += result;
+          else {
+            clean = false;
+            break;
+          }
+        }
+        if (clean) break;
+      }
+    }
+    costs.add(prefillTokens * inputPrice + calls * outputCost);
+  }
+  finish();
+  const base = retryExactUnchecked({ ...params, p: 0 }).meanCostUsd;
+  const mean = costs.estimate();
+  const gaveUpRate = proportionEstimate(gaveUp, trials);
+  return {
+    meanCostUsd: mean.value,
+    ci95: mean.ci95,
+    multiplier: mean.value / base,
+    multiplierCi95: [mean.ci95[0] / base, mean.ci95[1] / base],
+    gaveUpRate: gaveUpRate.value,
+    gaveUpRateCi95: gaveUpRate.ci95,
+    trials,
+    seed,
+  };
+}
