@@ -22,19 +22,20 @@ const wholeNumber = (flag: string, min: number) => (text: string) => {
 
 /**
  * A progress bar on stderr that appears only once a Monte Carlo run has taken a second, and only
- * where someone can see it (a terminal, or REINS_PROGRESS=1).
+ * where someone can see it (a terminal, or REINS_PROGRESS=1; REINS_PROGRESS_AFTER_MS moves the second).
  */
 function progressReporter(now: () => number = Date.now): {
   onProgress: (done: number, total: number) => void;
   stop: () => void;
 } {
   const visible = process.stderr.isTTY || process.env.REINS_PROGRESS === '1';
+  const afterMs = Number(process.env.REINS_PROGRESS_AFTER_MS ?? 1000);
   const started = now();
   let bar: cliProgress.SingleBar | undefined;
   return {
     onProgress(done, total) {
       if (!visible) return;
-      if (!bar && now() - started >= 1000 && done < total) {
+      if (!bar && now() - started >= afterMs && done < total) {
         bar = new cliProgress.SingleBar(
           {
             stream: process.stderr,

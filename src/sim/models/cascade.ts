@@ -98,17 +98,20 @@ export function cascadeMonteCarlo(
   options?: MonteCarloOptions,
 ): CascadeMonteCarlo {
   const { steps, p, pc } = resolveParams(cascadeParamSpecs, cascadeDefaults, given);
-  const { trials, seed, tick, finish } = monteCarloSettings(options, 200_000);
+  const { trials, seed, report, finish } = monteCarloSettings(options, 200_000);
   const random = simRandom(seed);
+  // Bernoulli draws compare 32 raw bits against p·2³² (the same event as uniform() < p, no division).
+  const cleanThreshold = p * 4_294_967_296;
+  const dirtyThreshold = pc * 4_294_967_296;
   const coupled = new MeanAccumulator();
   const independent = new MeanAccumulator();
   let contaminated = 0;
   for (let trial = 0; trial < trials; trial++) {
-    tick(trial);
+    if ((trial & 4095) === 0 && report) report(trial, trials);
     let dirty = false;
     let faults = 0;
     for (let s = 0; s < steps; s++) {
-      if (random.uniform() < (dirty ? pc : p)) {
+      if (random.bits() < (dirty ? dirtyThreshold : cleanThreshold)) {
         faults += 1;
         dirty = true;
       }
@@ -116,7 +119,7 @@ export function cascadeMonteCarlo(
     coupled.add(faults);
     if (dirty) contaminated += 1;
     let independentFaults = 0;
-    for (let s = 0; s < steps; s++) if (random.uniform() < p) independentFaults += 1;
+    for (let s = 0; s < steps; s++) if (random.bits() < cleanThreshold) independentFaults += 1;
     independent.add(independentFaults);
   }
   finish();

@@ -130,11 +130,11 @@ export function compactionMonteCarlo(
   options?: MonteCarloOptions,
 ): CompactionMonteCarlo {
   const { turns, budget, retain, keyTurn, policy } = checked(given);
-  const { trials, seed, tick, finish } = monteCarloSettings(options, 200_000);
+  const { trials, seed, report, finish } = monteCarloSettings(options, 200_000);
   const random = simRandom(seed);
   let survived = 0;
   for (let trial = 0; trial < trials; trial++) {
-    tick(trial);
+    if ((trial & 4095) === 0 && report) report(trial, trials);
     let held = 0;
     // The fact's index from the oldest end of the window, or −1 once it has left.
     let keyIndex = -1;

@@ -1,4 +1,4 @@
-import { type Estimate, MeanAccumulator, quantileEstimate } from '../estimate.js';
+import { type Estimate, MeanAccumulator, quantileEstimates } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings } from '../monte-carlo.js';
 import { type ParamSpec, resolveParams } from '../params.js';
 import { simRandom } from '../random.js';
@@ -170,14 +170,9 @@ export interface LatencyMonteCarlo {
 
 function summarize(sample: Float64Array): LatencyStats<Estimate> {
   const mean = new MeanAccumulator();
-  for (const x of sample) mean.add(x);
-  sample.sort();
-  return {
-    mean: mean.estimate(),
-    p50: quantileEstimate(sample, 0.5),
-    p95: quantileEstimate(sample, 0.95),
-    p99: quantileEstimate(sample, 0.99),
-  };
+  for (let i = 0; i < sample.length; i++) mean.add(sample[i] as number);
+  const [p50, p95, p99] = quantileEstimates(sample, [0.5, 0.95, 0.99]) as [Estimate, Estimate, Estimate];
+  return { mean: mean.estimate(), p50, p95, p99 };
 }
 
 /**
@@ -189,27 +184,38 @@ export function latencyMonteCarlo(
   options?: MonteCarloOptions,
 ): LatencyMonteCarlo {
   const params = checked(given);
-  const { trials, seed, tick, finish } = monteCarloSettings(options, 200_000);
+  const { trials, seed, report, finish } = monteCarloSettings(options, 200_000);
   const random = simRandom(seed);
-  const sigmas = Array.from({ length: params.steps }, (_, i) =>
+  const sigmas = Float64Array.from({ length: params.steps }, (_, i) =>
     i === params.fatStep ? (params.fatSigma ?? params.sigma) : params.sigma,
   );
-  const groups = params.parallel ?? Array.from({ length: params.steps }, () => 1);
+  const { mu } = params;
   const runs = new Float64Array(trials);
   const steps = new Float64Array(trials);
-  for (let trial = 0; trial < trials; trial++) {
-    tick(trial);
-    let total = 0;
-    let index = 0;
-    for (const size of groups) {
-      let slowest = 0;
-      for (let j = 0; j < size; j++, index++) {
-        const ms = Math.exp(params.mu + (sigmas[index] as number) * random.normal());
-        if (ms > slowest) slowest = ms;
-      }
-      total += slowest;
+  if (!params.parallel || params.parallel.every((size) => size === 1)) {
+    const stepCount = params.steps;
+    for (let trial = 0; trial < trials; trial++) {
+      if ((trial & 4095) === 0 && report) report(trial, trials);
+      let total = 0;
+      for (let i = 0; i < stepCount; i++) total += Math.exp(mu + (sigmas[i] as number) * random.normal());
+      runs[trial] = total;
     }
-    runs[trial] = total;
+  } else {
+    const groups = params.parallel;
+    for (let trial = 0; trial < trials; trial++) {
+      if ((trial & 4095) === 0 && report) report(trial, trials);
+      let total = 0;
+      let index = 0;
+      for (const size of groups) {
+        let slowest = 0;
+        for (let j = 0; j < size; j++, index++) {
+          const ms = Math.exp(mu + (sigmas[index] as number) * random.normal());
+          if (ms > slowest) slowest = ms;
+        }
+        total += slowest;
+      }
+      runs[trial] = total;
+    }
   }
   for (let trial = 0; trial < trials; trial++)
     steps[trial] = Math.exp(params.mu + params.sigma * random.normal());
@@ -217,12 +223,13 @@ export function latencyMonteCarlo(
   const step = summarize(steps);
   const run = summarize(runs);
   // Bins up to the 99.9th percentile; the rest is counted as overflow rather than stretching the axis.
-  const top = runs[Math.min(trials - 1, Math.floor(trials * 0.999))] as number;
+  const top = (quantileEstimates(runs, [0.999])[0] as Estimate).value;
   const binCount = 60;
   const widthMs = top / binCount || 1;
   const counts = new Array<number>(binCount).fill(0);
   let overflow = 0;
-  for (const ms of runs) {
+  for (let i = 0; i < trials; i++) {
+    const ms = runs[i] as number;
     const bin = Math.floor(ms / widthMs);
     if (bin < binCount) counts[bin] = (counts[bin] as number) + 1;
     else overflow += 1;

@@ -191,27 +191,32 @@ export function timeoutMonteCarlo(
     sums.push((sums.at(-1) ?? 0) + bucket.weight);
     return sums;
   }, []);
-  const retryCost = params.callCost * params.retryMult;
-  const curve = params.timeouts.map((timeoutSeconds, index) => {
-    const random = simRandom(perTimeout.seed);
-    const costs = new MeanAccumulator();
-    for (let trial = 0; trial < perTimeout.trials; trial++) {
-      if (report && (trial & 4095) === 0) report(index * perTimeout.trials + trial, total);
-      const r = random.uniform();
-      let bucket = params.durations.length - 1;
-      for (let b = 0; b < cumulative.length; b++) {
-        if (r < (cumulative[b] as number)) {
-          bucket = b;
-          break;
-        }
+  // Common random numbers, as the post does by reseeding per timeout: one set of durations, every
+  // timeout priced against it, so the curve's shape is not sampling noise.
+  const random = simRandom(perTimeout.seed);
+  const durations = new Float64Array(perTimeout.trials);
+  const lows = params.durations.map((bucket) => bucket.low);
+  const spans = params.durations.map((bucket) => bucket.high - bucket.low);
+  for (let trial = 0; trial < perTimeout.trials; trial++) {
+    if (report && (trial & 4095) === 0) report(trial, total);
+    const r = random.uniform();
+    let bucket = cumulative.length - 1;
+    for (let b = 0; b < cumulative.length; b++) {
+      if (r < (cumulative[b] as number)) {
+        bucket = b;
+        break;
       }
-      const { low, high } = params.durations[bucket] as DurationBucket;
-      const duration = low + (high - low) * random.uniform();
-      costs.add(
-        duration <= timeoutSeconds
-          ? params.idleRate * duration
-          : params.idleRate * timeoutSeconds + retryCost,
-      );
+    }
+    durations[trial] = (lows[bucket] as number) + (spans[bucket] as number) * random.uniform();
+  }
+  const retryCost = params.callCost * params.retryMult;
+  const { idleRate } = params;
+  const curve = params.timeouts.map((timeoutSeconds) => {
+    const costs = new MeanAccumulator();
+    const cutOffCost = idleRate * timeoutSeconds + retryCost;
+    for (let trial = 0; trial < durations.length; trial++) {
+      const duration = durations[trial] as number;
+      costs.add(duration <= timeoutSeconds ? idleRate * duration : cutOffCost);
     }
     const estimate = costs.estimate();
     return { timeoutSeconds, monteCarloCostUsd: estimate.value, ci95: estimate.ci95 };

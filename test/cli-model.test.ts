@@ -1,0 +1,100 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { retryExact, simModels, timeoutExact } from '../src/sim/index.js';
+
+const cli = new URL('../dist/cli/reins.js', import.meta.url).pathname;
+const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+delete env['FORCE_COLOR'];
+const reins = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+  spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...env, ...extraEnv } });
+
+describe('reins model', () => {
+  it('retry --json has the contract keys, equal to the library', () => {
+    const run = reins(['model', 'retry', '--json', '--trials', '20000', '--seed', '3']);
+    expect(run.status).toBe(0);
+    const json = JSON.parse(run.stdout);
+    expect(json.exact).toEqual(retryExact());
+    expect(Object.keys(json.monteCarlo)).toEqual(
+      expect.arrayContaining(['meanCostUsd', 'ci95', 'multiplier', 'gaveUpRate', 'trials', 'seed']),
+    );
+    expect(json.monteCarlo).toMatchObject({ trials: 20_000, seed: 3 });
+  });
+
+  it('every model answers --json with its defaults', () => {
+    for (const model of simModels) {
+      const args = ['model', model.name, '--json', ...(model.monteCarlo ? ['--trials', '2000'] : [])];
+      const run = reins(args);
+      expect(run.status, `${model.name}: ${run.stderr}`).toBe(0);
+      expect(JSON.parse(run.stdout), model.name).toBeTypeOf('object');
+    }
+  });
+
+  it('timeout --json lists the curve and the optimum', () => {
+    const json = JSON.parse(reins(['model', 'timeout', '--json', '--trials', '2000']).stdout);
+    expect(json.optimum).toEqual(timeoutExact().optimum);
+    expect(json.curve[0]).toEqual(
+      expect.objectContaining({
+        timeoutSeconds: 5,
+        exactCostUsd: expect.any(Number),
+        monteCarloCostUsd: expect.any(Number),
+      }),
+    );
+  });
+
+  it('prints a table like the posts, and flags reach the model', () => {
+    const run = reins(['model', 'quadratic', '--steps', '80', '--kept', '40']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('$3.9432');
+    const restart = JSON.parse(
+      reins(['model', 'retry', '--mode', 'restart', '--p', '0.15', '--json', '--trials', '1000']).stdout,
+    );
+    expect(restart.exact.multiplier).toBeCloseTo(1.97, 2);
+    const layers = JSON.parse(reins(['model', 'amplification', '--layers', '1,5,3', '--json']).stdout);
+    expect(layers.attemptsPerItem).toBe(15);
+  });
+
+  it('--plot writes an SVG chart', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'reins-plot-')), 'retry.svg');
+    const run = reins(['model', 'retry', '--trials', '1000', '--plot', file]);
+    expect(run.status).toBe(0);
+    const svg = readFileSync(file, 'utf8');
+    expect(svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    expect(svg).toContain('retry in place');
+    expect(svg).toContain('restart from step 0');
+    expect(svg.match(/<path /g)?.length).toBe(2);
+  });
+
+  it('shows a progress bar on stderr when Monte Carlo runs long', () => {
+    const run = reins(['model', 'cascade', '--trials', '300000'], {
+      REINS_PROGRESS: '1',
+      REINS_PROGRESS_AFTER_MS: '0',
+    });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toMatch(/Monte Carlo \[.*\] \d+%/);
+    const quiet = reins(['model', 'cascade', '--trials', '3000']);
+    expect(quiet.stderr).toBe('');
+  });
+
+  it.each([
+    [['retry', '--mode', 'restart', '--p', '1'], /--p must be < 1 with --mode restart/],
+    [['retry', '--p', 'abc'], /--p must be a number in \[0, 1\], got "abc"/],
+    [['retry', '--p', '1.5'], /--p must be a number in \[0, 1\], got 1.5/],
+    [['quadratic', '--system', '-5'], /--system must be a number ≥ 0, got -5/],
+    [['compaction', '--retain', '1.2'], /--retain must be a number in \[0, 1\], got 1.2/],
+    [['retry', '--mode', 'sideways'], /--mode must be one of inplace, restart/],
+    [['retry', '--trials', '0'], /--trials must be a whole number ≥ 1/],
+    [
+      ['timeout', '--durations', '0.5:1-6'],
+      /--durations must be weight:low-high buckets .* weights sum to 0.5, not 1/,
+    ],
+    [['nope'], /unknown command 'nope'[\s\S]*models: retry, quadratic/],
+  ])('exits 2 with a clear message: %j', (args, message) => {
+    const run = reins(['model', ...args]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stdout).toBe('');
+  });
+});
