@@ -100,26 +100,33 @@ export function cascadeMonteCarlo(
   const { steps, p, pc } = resolveParams(cascadeParamSpecs, cascadeDefaults, given);
   const { trials, seed, report, finish } = monteCarloSettings(options, 200_000);
   const random = simRandom(seed);
-  // Bernoulli draws compare 32 raw bits against p·2³² (the same event as uniform() < p, no division).
-  const cleanThreshold = p * 4_294_967_296;
+  // The clean phase ends at the first fault, after Geometric(p) clean steps: one logarithm. After
+  // it every step faults with p_c: a Bernoulli each, compared as raw 32 bits against p_c·2³².
+  // The independent count is Binomial(steps, p), drawn from its CDF table (built once).
+  const logClean = Math.log1p(-p);
   const dirtyThreshold = pc * 4_294_967_296;
+  const binomial = steps <= 4096 ? binomialTable(steps, p) : undefined;
+  const cleanThreshold = p * 4_294_967_296;
   const coupled = new MeanAccumulator();
   const independent = new MeanAccumulator();
   let contaminated = 0;
   for (let trial = 0; trial < trials; trial++) {
     if ((trial & 4095) === 0 && report) report(trial, trials);
-    let dirty = false;
+    const firstFault = p === 0 ? steps : Math.floor(Math.log(1 - random.uniform()) / logClean);
     let faults = 0;
-    for (let s = 0; s < steps; s++) {
-      if (random.bits() < (dirty ? dirtyThreshold : cleanThreshold)) {
-        faults += 1;
-        dirty = true;
-      }
+    if (firstFault < steps) {
+      contaminated += 1;
+      faults = 1;
+      for (let s = firstFault + 1; s < steps; s++) if (random.bits() < dirtyThreshold) faults += 1;
     }
     coupled.add(faults);
-    if (dirty) contaminated += 1;
     let independentFaults = 0;
-    for (let s = 0; s < steps; s++) if (random.bits() < cleanThreshold) independentFaults += 1;
+    if (binomial) {
+      const bits = random.bits();
+      while (bits >= (binomial[independentFaults] as number)) independentFaults++;
+    } else {
+      for (let s = 0; s < steps; s++) if (random.bits() < cleanThreshold) independentFaults += 1;
+    }
     independent.add(independentFaults);
   }
   finish();
@@ -137,4 +144,19 @@ export function cascadeMonteCarlo(
     trials,
     seed,
   };
+}
+
+/** Cumulative Binomial(n, p) probabilities as 32-bit thresholds; the last is +∞ so a scan stops. */
+function binomialTable(n: number, p: number): Float64Array {
+  const table = new Float64Array(n + 1);
+  let probability = (1 - p) ** n;
+  let cumulative = 0;
+  for (let k = 0; k <= n; k++) {
+    cumulative += probability;
+    table[k] = cumulative * 4_294_967_296;
+    probability *= p === 1 ? 0 : ((n - k) / (k + 1)) * (p / (1 - p));
+  }
+  table[n] = Number.POSITIVE_INFINITY;
+  if (p === 1) table.fill(0, 0, n);
+  return table;
 }

@@ -192,33 +192,25 @@ export function latencyMonteCarlo(
   const { mu } = params;
   const runs = new Float64Array(trials);
   const steps = new Float64Array(trials);
-  if (!params.parallel || params.parallel.every((size) => size === 1)) {
-    const stepCount = params.steps;
-    for (let trial = 0; trial < trials; trial++) {
-      if ((trial & 4095) === 0 && report) report(trial, trials);
-      let total = 0;
-      for (let i = 0; i < stepCount; i++) total += Math.exp(mu + (sigmas[i] as number) * random.normal());
-      runs[trial] = total;
-    }
-  } else {
-    const groups = params.parallel;
-    for (let trial = 0; trial < trials; trial++) {
-      if ((trial & 4095) === 0 && report) report(trial, trials);
-      let total = 0;
-      let index = 0;
-      for (const size of groups) {
-        let slowest = 0;
-        for (let j = 0; j < size; j++, index++) {
-          const ms = Math.exp(mu + (sigmas[index] as number) * random.normal());
-          if (ms > slowest) slowest = ms;
-        }
-        total += slowest;
-      }
-      runs[trial] = total;
-    }
+  // Normals are drawn in blocks (the same stream, in the same order, as one call per step), then
+  // exponentiated and summed: two tight loops run about twice as fast as one mixed loop.
+  const stepCount = params.steps;
+  const groups = params.parallel ?? [];
+  const serial = groups.every((size) => size === 1);
+  const chunk = Math.max(1, Math.floor(16_384 / stepCount));
+  const block = new Float64Array(chunk * stepCount);
+  for (let start = 0; start < trials; start += chunk) {
+    if (report) report(start, trials);
+    const count = Math.min(chunk, trials - start);
+    const draws = count === chunk ? block : block.subarray(0, count * stepCount);
+    random.fillNormal(draws);
+    if (serial) sumSerial(draws, count, stepCount, mu, sigmas, runs, start);
+    else sumGroups(draws, count, stepCount, mu, sigmas, groups, runs, start);
   }
-  for (let trial = 0; trial < trials; trial++)
-    steps[trial] = Math.exp(params.mu + params.sigma * random.normal());
+  random.fillNormal(steps);
+  for (let start = 0; start < trials; start += 16_384) {
+    exponentiate(steps.subarray(start, Math.min(trials, start + 16_384)), params.mu, params.sigma);
+  }
   finish();
   const step = summarize(steps);
   const run = summarize(runs);
@@ -235,4 +227,55 @@ export function latencyMonteCarlo(
     else overflow += 1;
   }
   return { step, run, histogram: { startMs: 0, widthMs, counts, overflow }, trials, seed };
+}
+
+// Small functions for the hot loops: they are optimized after a few calls, where a loop inside
+// the big function above would wait for on-stack replacement of the whole thing (slow when cold).
+
+function sumSerial(
+  draws: Float64Array,
+  count: number,
+  stepCount: number,
+  mu: number,
+  sigmas: Float64Array,
+  runs: Float64Array,
+  start: number,
+): void {
+  for (let j = 0; j < count; j++) {
+    const offset = j * stepCount;
+    let total = 0;
+    for (let i = 0; i < stepCount; i++)
+      total += Math.exp(mu + (sigmas[i] as number) * (draws[offset + i] as number));
+    runs[start + j] = total;
+  }
+}
+
+function sumGroups(
+  draws: Float64Array,
+  count: number,
+  stepCount: number,
+  mu: number,
+  sigmas: Float64Array,
+  groups: readonly number[],
+  runs: Float64Array,
+  start: number,
+): void {
+  for (let j = 0; j < count; j++) {
+    const offset = j * stepCount;
+    let total = 0;
+    let index = 0;
+    for (const size of groups) {
+      let slowest = 0;
+      for (let g = 0; g < size; g++, index++) {
+        const ms = Math.exp(mu + (sigmas[index] as number) * (draws[offset + index] as number));
+        if (ms > slowest) slowest = ms;
+      }
+      total += slowest;
+    }
+    runs[start + j] = total;
+  }
+}
+
+function exponentiate(values: Float64Array, mu: number, sigma: number): void {
+  for (let i = 0; i < values.length; i++) values[i] = Math.exp(mu + sigma * (values[i] as number));
 }

@@ -1,7 +1,7 @@
 import { type Estimate, MeanAccumulator, proportionEstimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings, type SkippedMonteCarlo } from '../monte-carlo.js';
 import { type ParamSpec, resolveParams } from '../params.js';
-import { simRandom } from '../random.js';
+import { type SimRandom, simRandom } from '../random.js';
 import { tokenPriceParams } from './shared.js';
 
 /**
@@ -224,52 +224,14 @@ export function retryMonteCarlo(
     return { skipped: `would need about ${expectedCalls.toExponential(1)} simulated calls` };
   }
   const random = simRandom(seed);
-  const { p, steps, system, output, result, error, retryCap } = params;
   const inputPrice = params.inputPrice / 1e6;
-  const outputCost = (output * params.outputPrice) / 1e6;
+  const outputCost = (params.output * params.outputPrice) / 1e6;
   const costs = new MeanAccumulator();
-  // A failure is bits() < p·2³², the same event as uniform() < p without the division.
-  const failBelow = p * 4_294_967_296;
-  let gaveUp = 0;
-  for (let trial = 0; trial < trials; trial++) {
-    if ((trial & 4095) === 0 && report) report(trial, trials);
-    let prefillTokens = 0;
-    let calls = 0;
-    if (params.mode === 'inplace') {
-      let transcript = system;
-      logicalSteps: for (let s = 0; s < steps; s++) {
-        for (let attempt = 0; attempt <= retryCap; attempt++) {
-          prefillTokens += transcript;
-          calls += 1;
-          transcript += output;
-          if (random.bits() >= failBelow) {
-            transcript += result;
-            continue logicalSteps;
-          }
-          transcript += error;
-        }
-        gaveUp += 1;
-        break;
-      }
-    } else {
-      for (;;) {
-        let transcript = system;
-        let clean = true;
-        for (let s = 0; s < steps; s++) {
-          prefillTokens += transcript;
-          calls += 1;
-          transcript += output;
-          if (random.bits() >= failBelow) transcript += result;
-          else {
-            clean = false;
-            break;
-          }
-        }
-        if (clean) break;
-      }
-    }
-    costs.add(prefillTokens * inputPrice + calls * outputCost);
-  }
+  const prices = { inputPrice, outputCost };
+  const gaveUp =
+    params.mode === 'inplace'
+      ? simulateInPlace(params, prices, random, trials, costs, report)
+      : simulateRestart(params, prices, random, trials, costs, report);
   finish();
   const base = retryExactUnchecked({ ...params, p: 0 }).meanCostUsd;
   const mean = costs.estimate();
@@ -284,4 +246,84 @@ export function retryMonteCarlo(
     trials,
     seed,
   };
+}
+
+type Report = ((done: number, total: number) => void) | undefined;
+type Prices = { inputPrice: number; outputCost: number };
+
+// The hot loops live in their own functions so they stay optimized from one call to the next
+// (the caller's epilogue deoptimizes on first use; a loop inside it would be recompiled each run).
+
+/**
+ * In place, a step ends after k failures and a success (probability p^k(1−p), k ≤ cap) or gives
+ * up after cap + 1 failures: one draw per step from that table, as 32-bit thresholds, then the
+ * step's calls are added in closed form (each failure adds output + error to the prefill).
+ */
+function simulateInPlace(
+  params: RetryParams,
+  prices: Prices,
+  random: SimRandom,
+  trials: number,
+  costs: MeanAccumulator,
+  report: Report,
+): number {
+  const { p, steps, system, output, result, error, retryCap } = params;
+  const perCall = output + error;
+  const stepOutcome = new Float64Array(retryCap + 2);
+  let cumulative = 0;
+  for (let k = 0; k <= retryCap; k++) {
+    cumulative += p ** k * (1 - p);
+    stepOutcome[k] = cumulative * 4_294_967_296;
+  }
+  stepOutcome[retryCap + 1] = Number.POSITIVE_INFINITY;
+  let gaveUp = 0;
+  for (let trial = 0; trial < trials; trial++) {
+    if ((trial & 4095) === 0 && report) report(trial, trials);
+    let prefillTokens = 0;
+    let calls = 0;
+    let transcript = system;
+    for (let s = 0; s < steps; s++) {
+      const bits = random.bits();
+      let k = 0;
+      while (bits >= (stepOutcome[k] as number)) k++;
+      const attempts = k <= retryCap ? k + 1 : retryCap + 1;
+      calls += attempts;
+      prefillTokens += attempts * transcript + (perCall * attempts * (attempts - 1)) / 2;
+      if (k > retryCap) {
+        gaveUp += 1;
+        break;
+      }
+      transcript += attempts * output + k * error + result;
+    }
+    costs.add(prefillTokens * prices.inputPrice + calls * prices.outputCost);
+  }
+  return gaveUp;
+}
+
+/** With restarts, a pass survives j steps and then fails, j ~ Geometric(p): one logarithm a pass. */
+function simulateRestart(
+  params: RetryParams,
+  prices: Prices,
+  random: SimRandom,
+  trials: number,
+  costs: MeanAccumulator,
+  report: Report,
+): number {
+  const { p, steps, system, output, result } = params;
+  const perStep = output + result;
+  const logSurvive = Math.log1p(-p);
+  for (let trial = 0; trial < trials; trial++) {
+    if ((trial & 4095) === 0 && report) report(trial, trials);
+    let prefillTokens = 0;
+    let calls = 0;
+    for (;;) {
+      const survived = p === 0 ? steps : Math.floor(Math.log(1 - random.uniform()) / logSurvive);
+      const callsThisPass = survived >= steps ? steps : survived + 1;
+      calls += callsThisPass;
+      prefillTokens += callsThisPass * system + (perStep * callsThisPass * (callsThisPass - 1)) / 2;
+      if (survived >= steps) break;
+    }
+    costs.add(prefillTokens * prices.inputPrice + calls * prices.outputCost);
+  }
+  return 0;
 }

@@ -1,4 +1,4 @@
-import { type Estimate, MeanAccumulator } from '../estimate.js';
+import type { Estimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings } from '../monte-carlo.js';
 import { type ParamSpec, resolveParams } from '../params.js';
 import { simRandom } from '../random.js';
@@ -209,17 +209,37 @@ export function timeoutMonteCarlo(
     }
     durations[trial] = (lows[bucket] as number) + (spans[bucket] as number) * random.uniform();
   }
+  // Every timeout is priced against the same sorted sample: the calls that finish within T are a
+  // prefix, so their waiting cost (and its square, for the interval) is a prefix sum and one
+  // binary search per timeout, not another pass over the sample.
+  durations.sort();
+  const n = durations.length;
+  const prefix = new Float64Array(n + 1);
+  const prefixSquares = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    const d = durations[i] as number;
+    prefix[i + 1] = (prefix[i] as number) + d;
+    prefixSquares[i + 1] = (prefixSquares[i] as number) + d * d;
+  }
   const retryCost = params.callCost * params.retryMult;
   const { idleRate } = params;
   const curve = params.timeouts.map((timeoutSeconds) => {
-    const costs = new MeanAccumulator();
-    const cutOffCost = idleRate * timeoutSeconds + retryCost;
-    for (let trial = 0; trial < durations.length; trial++) {
-      const duration = durations[trial] as number;
-      costs.add(duration <= timeoutSeconds ? idleRate * duration : cutOffCost);
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((durations[mid] as number) <= timeoutSeconds) lo = mid + 1;
+      else hi = mid;
     }
-    const estimate = costs.estimate();
-    return { timeoutSeconds, monteCarloCostUsd: estimate.value, ci95: estimate.ci95 };
+    const finished = lo;
+    const cutOffCost = idleRate * timeoutSeconds + retryCost;
+    const sum = idleRate * (prefix[finished] as number) + (n - finished) * cutOffCost;
+    const sumSquares =
+      idleRate * idleRate * (prefixSquares[finished] as number) + (n - finished) * cutOffCost * cutOffCost;
+    const mean = sum / n;
+    const variance = n > 1 ? Math.max(0, (sumSquares - sum * mean) / (n - 1)) : 0;
+    const half = 1.959963984540054 * Math.sqrt(variance / n);
+    return { timeoutSeconds, monteCarloCostUsd: mean, ci95: [mean - half, mean + half] as const };
   });
   report?.(total, total);
   return { curve, trials: perTimeout.trials, seed: perTimeout.seed };
