@@ -1,0 +1,400 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stepViews } from '../lab/src/stepper.js';
+import { describeOutcome } from '../src/index.js';
+import { renderChartSvg } from '../src/plot/index.js';
+import { runScenario, type ScenarioName, scenarioNames } from '../src/scenarios/index.js';
+import { findSimModel } from '../src/sim/index.js';
+import { serveStatic } from './support/lab-server.js';
+
+// The lab, built by `npm run lab:build`, served on loopback and driven in Debian's Chromium.
+const distribution = new URL('../lab/dist', import.meta.url).pathname;
+const chromiumPath = process.env['REINS_CHROMIUM'] ?? '/usr/bin/chromium';
+const artifacts = new URL('../test-artifacts/lab', import.meta.url).pathname;
+const skip = process.env['REINS_SKIP_BROWSER'] === '1';
+
+let browser: Browser;
+let server: Awaited<ReturnType<typeof serveStatic>>;
+const problems: string[] = [];
+
+async function open(hash = '', width = 1100): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height: 900 } });
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning')
+      problems.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  await page.goto(`${server.url}${hash}`);
+  return page;
+}
+
+async function waitForRun(page: Page, after = 0): Promise<void> {
+  await page.waitForFunction((n) => Number(document.getElementById('loop')?.dataset.ready ?? 0) > n, after);
+}
+
+const readyCount = (page: Page) =>
+  page.evaluate(() => Number(document.getElementById('loop')?.dataset.ready ?? 0));
+const value = (page: Page, id: string) => page.getAttribute(`[data-testid=${id}]`, 'data-value');
+
+describe.skipIf(skip)('the lab in Chromium', () => {
+  beforeAll(async () => {
+    if (!existsSync(join(distribution, 'index.html'))) {
+      throw new Error('lab/dist is missing: run `npm run lab:build` first (npm test does).');
+    }
+    if (!existsSync(chromiumPath)) {
+      throw new Error(
+        `Chromium not found at ${chromiumPath}. Install Debian's package (apt-get install chromium; .ci/run does) ` +
+          'or set REINS_SKIP_BROWSER=1 to skip the browser tests.',
+      );
+    }
+    mkdirSync(artifacts, { recursive: true });
+    server = await serveStatic(distribution);
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it.each(scenarioNames)(
+    'clicks %s through to its outcome; every number is the library’s',
+    async (name: ScenarioName) => {
+      const page = await open('#loop');
+      await waitForRun(page);
+      const before = await readyCount(page);
+      await page.click(`[data-scenario=${name}]`);
+      await waitForRun(page, before);
+      const run = await runScenario(name);
+      const views = stepViews(run.trace);
+      while (await page.isEnabled('#step-forward')) await page.click('#step-forward');
+      expect(await page.textContent('[data-testid=step-position]')).toBe(
+        `step ${views.length} / ${views.length}`,
+      );
+      expect(Number(await value(page, 'context-used'))).toBe(run.contextTokens);
+      expect(Number(await value(page, 'context-budget'))).toBe(run.maxContextTokens);
+      expect(Number(await value(page, 'billed'))).toBe(run.billedTokens);
+      expect(await value(page, 'outcome-kind')).toBe(run.outcome.kind);
+      expect(await page.textContent('[data-testid=outcome-cause]')).toBe(describeOutcome(run.outcome));
+      // Each step on the way shows the library's counters too.
+      await page.focus('#stepper');
+      await page.keyboard.press('Home');
+      for (const view of views) {
+        expect(Number(await value(page, 'billed'))).toBe(view.billedTokens);
+        if (view !== views.at(-1)) await page.click('#step-forward');
+      }
+      await page.screenshot({ path: join(artifacts, `loop-${name}.png`), fullPage: true });
+      await page.close();
+    },
+  );
+
+  it('the toggles re-run the real loop: no repeat detection burns the step limit, capped results answer', async () => {
+    const page = await open('#loop');
+    await waitForRun(page);
+    let ready = await readyCount(page);
+    await page.click('[data-scenario=loops]');
+    await waitForRun(page, ready);
+    ready = await readyCount(page);
+    await page.uncheck('#toggle-repeat');
+    await waitForRun(page, ready);
+    await page.click('#step-forward');
+    await page.keyboard.press('End');
+    const loops = await runScenario('loops', { repeatLimit: false });
+    await page.focus('#stepper');
+    await page.keyboard.press('End');
+    expect(await value(page, 'outcome-kind')).toBe(loops.outcome.kind);
+    expect(loops.outcome.kind).toBe('step_limit');
+    expect(Number(await value(page, 'billed'))).toBe(loops.billedTokens);
+
+    ready = await readyCount(page);
+    await page.click('[data-scenario=drowns]');
+    await waitForRun(page, ready);
+    ready = await readyCount(page);
+    await page.check('#toggle-cap');
+    await waitForRun(page, ready);
+    await page.focus('#stepper');
+    await page.keyboard.press('End');
+    const drowns = await runScenario('drowns', { maxResultTokens: 2_000 });
+    expect(await value(page, 'outcome-kind')).toBe(drowns.outcome.kind);
+    expect(Number(await value(page, 'billed'))).toBe(drowns.billedTokens);
+
+    ready = await readyCount(page);
+    await page.fill('#toggle-steps', '3');
+    await page.press('#toggle-steps', 'Enter');
+    await waitForRun(page, ready);
+    await page.focus('#stepper');
+    await page.keyboard.press('End');
+    const short = await runScenario('drowns', { maxResultTokens: 2_000, maxSteps: 3 });
+    expect(await value(page, 'outcome-kind')).toBe(short.outcome.kind);
+    await page.close();
+  });
+
+  it('operates the stepper by keyboard alone', async () => {
+    const page = await open('#loop');
+    await waitForRun(page);
+    const focused = () =>
+      page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent || '');
+    // Tab from the top of the page to the Forward button, then Enter.
+    let hops = 0;
+    while ((await focused()) !== 'step-forward' && hops++ < 40) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('step-forward');
+    await page.keyboard.press('Enter');
+    expect(await page.textContent('[data-testid=step-position]')).toBe('step 2 / 4');
+    await page.keyboard.press('Space');
+    expect(await page.textContent('[data-testid=step-position]')).toBe('step 3 / 4');
+    // Arrow keys, Home and End inside the stepper.
+    await page.keyboard.press('ArrowLeft');
+    expect(await page.textContent('[data-testid=step-position]')).toBe('step 2 / 4');
+    await page.keyboard.press('End');
+    expect(await page.textContent('[data-testid=step-position]')).toBe('step 4 / 4');
+    expect(await value(page, 'outcome-kind')).toBe('answered');
+    await page.keyboard.press('Home');
+    expect(await page.textContent('[data-testid=step-position]')).toBe('step 1 / 4');
+    // Shift+Tab back to Play and start it with the keyboard: it advances on its own.
+    while ((await focused()) !== 'step-play' && hops++ < 80) await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid=step-position]')?.textContent === 'step 4 / 4',
+    );
+    expect(await value(page, 'outcome-kind')).toBe('answered');
+    await page.close();
+  });
+
+  it('a slider moves the chart and the readout to the library’s values', async () => {
+    const page = await open('#models');
+    await page.waitForSelector('#playground[data-state=done]');
+    const model = findSimModel('retry');
+    if (!model) throw new Error('no retry model');
+    await page.fill('#param-trials', '20000');
+    await page.press('#param-trials', 'Tab');
+    await page.waitForFunction(() =>
+      document.querySelector('[data-testid=sim-status]')?.textContent?.includes('20,000 trials'),
+    );
+    const paths = () =>
+      page.$$eval('[data-testid=chart] svg path', (nodes) => nodes.map((node) => node.getAttribute('d')));
+    const pointLabel = () =>
+      page.$$eval('[data-testid=chart] svg circle + text', (nodes) => nodes.map((node) => node.textContent));
+    const beforePaths = await paths();
+    const beforeLabel = await pointLabel();
+    await page.focus('#param-p');
+    for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowRight');
+    expect(await page.textContent('[data-testid=param-p-value]')).toBe('0.25');
+    await page.waitForFunction(() =>
+      document.querySelector('#playground')?.getAttribute('data-json')?.includes('"p":0.25'),
+    );
+    const expected = model.run({ ...model.defaults, p: 0.25 }, { trials: 20_000, seed: 1 });
+    const expectedSvg = renderChartSvg(expected.chart);
+    const expectedPaths = [...expectedSvg.matchAll(/<path d="([^"]*)"/g)].map((match) => match[1]);
+    // The curves sweep p, so they stay; the marked point moves to the new p.
+    expect(await paths()).toEqual(expectedPaths);
+    expect(beforePaths).toEqual(expectedPaths);
+    expect(await pointLabel()).toEqual(
+      [...expectedSvg.matchAll(/<circle [^>]*\/>\s*<text [^>]*>([^<]*)</g)].map((match) => match[1]),
+    );
+    expect(await pointLabel()).not.toEqual(beforeLabel);
+    const firstTable = await page.$$eval('[data-testid=readouts] table:first-of-type tbody tr', (rows) =>
+      rows.map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent)),
+    );
+    expect(firstTable).toEqual(expected.tables[0]?.rows);
+    const json = JSON.parse((await page.getAttribute('#playground', 'data-json')) ?? '{}');
+    expect(json.exact).toEqual(expected.json['exact']);
+    expect(json.monteCarlo).toEqual(expected.json['monteCarlo']);
+    await page.screenshot({ path: join(artifacts, 'models-retry.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('every model renders a chart and readouts without errors', async () => {
+    const page = await open('#models');
+    await page.waitForSelector('#playground[data-state=done]');
+    const names = await page.$$eval('#model-picker option', (options) =>
+      options.map((option) => (option as HTMLOptionElement).value),
+    );
+    expect(names.length).toBe(13);
+    const runs = () =>
+      page.evaluate(() => Number(document.querySelector<HTMLElement>('#playground')?.dataset.runs ?? 0));
+    for (const name of names) {
+      let before = await runs();
+      await page.selectOption('#model-picker', name);
+      await page.waitForFunction(
+        (n) => Number(document.querySelector<HTMLElement>('#playground')?.dataset.runs ?? 0) > n,
+        before,
+      );
+      if (findSimModel(name)?.monteCarlo) {
+        before = await runs();
+        await page.fill('#param-trials', '5000');
+        await page.press('#param-trials', 'Tab');
+        await page.waitForFunction(
+          (n) => Number(document.querySelector<HTMLElement>('#playground')?.dataset.runs ?? 0) > n,
+          before,
+        );
+      }
+      expect(await page.$$eval('[data-testid=chart] svg', (nodes) => nodes.length), name).toBe(1);
+      expect(
+        await page.$$eval('[data-testid=readouts] table', (nodes) => nodes.length),
+        name,
+      ).toBeGreaterThan(0);
+      await page.screenshot({ path: join(artifacts, `models-${name}.png`), fullPage: true });
+    }
+    await page.close();
+  });
+
+  it('a bad parameter gets a labeled message naming the flag, and nothing runs until it is fixed', async () => {
+    const page = await open('#models');
+    await page.waitForSelector('#playground[data-state=done]');
+    await page.selectOption('#model-picker', 'timeout');
+    await page.waitForSelector('#playground[data-state=done]');
+    await page.fill('#param-durations', '0.5:1-6');
+    await page.press('#param-durations', 'Tab');
+    expect(await page.textContent('#param-durations-error')).toMatch(
+      /--durations must be .* weights sum to 0.5, not 1/,
+    );
+    expect(await page.getAttribute('#param-durations', 'aria-invalid')).toBe('true');
+    await page.fill('#param-durations', '0.5:1-6,0.5:6-30');
+    await page.press('#param-durations', 'Tab');
+    await page.waitForFunction(() =>
+      document.querySelector('#playground')?.getAttribute('data-json')?.includes('"high":30'),
+    );
+    expect(await page.textContent('#param-durations-error')).toBe('');
+    await page.close();
+  });
+
+  it('a 200,000-trial Monte Carlo run never blocks the page', async () => {
+    const page = await open('#models');
+    await page.waitForSelector('#playground[data-state=done]');
+    await page.selectOption('#model-picker', 'latency');
+    await page.waitForSelector('#playground[data-state=done]');
+    // Watch the main thread while the worker draws: record long tasks and every progress update.
+    await page.evaluate(() => {
+      const w = window as unknown as { longTasks: number[]; progress: number[] };
+      w.longTasks = [];
+      w.progress = [];
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) w.longTasks.push(entry.duration);
+      }).observe({ type: 'longtask' });
+      const bar = document.querySelector('#playground progress') as HTMLProgressElement;
+      new MutationObserver(() => w.progress.push(bar.value)).observe(bar, { attributes: true });
+    });
+    // The post's count is the default; a new seed starts a fresh 200,000-trial run.
+    expect(await page.inputValue('#param-trials')).toBe('200000');
+    await page.fill('#param-seed', '2');
+    await page.press('#param-seed', 'Tab');
+    await page.waitForFunction(() =>
+      document.querySelector('[data-testid=sim-status]')?.textContent?.includes('200,000 trials, seed 2'),
+    );
+    const { longTasks, progress } = await page.evaluate(() => {
+      const w = window as unknown as { longTasks: number[]; progress: number[] };
+      return { longTasks: w.longTasks, progress: w.progress };
+    });
+    const intermediate = progress.filter((share) => share > 0 && share < 1);
+    expect(intermediate.length).toBeGreaterThan(0);
+    expect(Math.max(0, ...longTasks)).toBeLessThan(250);
+    await page.close();
+  });
+
+  it('the checks answer from the library and show the arithmetic', async () => {
+    const page = await open('#checks');
+    await page.waitForSelector('#detection-0');
+    await page.check('#complexity-1');
+    expect(await page.textContent('[data-testid=complexity-verdict]')).toMatch(
+      /^Not quite: the library bills 56,000/,
+    );
+    await page.check('#complexity-0');
+    expect(await page.textContent('[data-testid=complexity-verdict]')).toBe(
+      'Right: the library sums the prefixes: 56,000 tokens, 28× one call.',
+    );
+    expect(await page.textContent('[data-testid=complexity-arithmetic]')).toContain('= 56,000 tokens');
+    await page.check('#detection-1');
+    expect(await page.textContent('[data-testid=detection-verdict]')).toMatch(
+      /^Not quite: keyed on the name, the detector stops an honest run/,
+    );
+    await page.check('#detection-0');
+    expect(await page.textContent('[data-testid=detection-verdict]')).toMatch(/^Right/);
+    const loops = await runScenario('loops');
+    if (loops.outcome.kind !== 'looped' || loops.outcome.reason !== 'repeated_call')
+      throw new Error('loops did not loop');
+    expect(await page.textContent('[data-testid=detection-loops]')).toContain(
+      `${loops.outcome.key} proposed ${loops.outcome.count}×`,
+    );
+    await page.screenshot({ path: join(artifacts, 'checks.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('is usable at 375 px: no sideways scrolling, every control labelled, readable contrast', async () => {
+    for (const view of ['#loop', '#models', '#checks']) {
+      const page = await open(view, 375);
+      await page.waitForTimeout(0);
+      if (view === '#models') await page.waitForSelector('#playground[data-state=done]');
+      if (view === '#loop') await waitForRun(page);
+      if (view === '#checks') await page.waitForSelector('#detection-0');
+      const report = await page.evaluate(() => {
+        const unlabelled = [...document.querySelectorAll('input, select, button')]
+          .filter((element) => (element as HTMLElement).offsetParent !== null)
+          .filter((element) => {
+            const id = element.getAttribute('id');
+            const labelled = id !== null && document.querySelector(`label[for="${id}"]`) !== null;
+            return (
+              !labelled &&
+              !element.getAttribute('aria-label') &&
+              !(element.textContent ?? '').trim() &&
+              !element.closest('label')
+            );
+          })
+          .map((element) => element.outerHTML.slice(0, 80));
+        const luminance = (rgb: number[]) => {
+          const [r, g, b] = rgb.map((c) => {
+            const s = c / 255;
+            return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+          }) as [number, number, number];
+          return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        };
+        const parse = (color: string) => (color.match(/[\d.]+/g) ?? []).map(Number);
+        const background = (element: Element | null): number[] => {
+          for (let node = element; node; node = node.parentElement) {
+            const parts = parse(getComputedStyle(node).backgroundColor);
+            if (parts.length >= 3 && (parts[3] === undefined || parts[3] > 0.5)) return parts.slice(0, 3);
+          }
+          return [255, 255, 255];
+        };
+        const lowContrast: string[] = [];
+        for (const element of document.querySelectorAll('body *')) {
+          const own = [...element.childNodes].some(
+            (node) => node.nodeType === 3 && (node.textContent ?? '').trim(),
+          );
+          if (!own || (element as HTMLElement).offsetParent === null || element.closest('svg')) continue;
+          const fg = luminance(parse(getComputedStyle(element).color).slice(0, 3));
+          const bg = luminance(background(element));
+          const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+          if (ratio < 4.5)
+            lowContrast.push(
+              `${element.tagName} ${ratio.toFixed(2)} ${(element.textContent ?? '').slice(0, 30)}`,
+            );
+        }
+        return { scrollWidth: document.documentElement.scrollWidth, unlabelled, lowContrast };
+      });
+      expect(report.scrollWidth, view).toBeLessThanOrEqual(375);
+      expect(report.unlabelled, view).toEqual([]);
+      expect(report.lowContrast, view).toEqual([]);
+      await page.screenshot({ path: join(artifacts, `narrow-${view.slice(1)}.png`), fullPage: true });
+      await page.close();
+    }
+  });
+
+  it('all JavaScript of the built site is at most 200 KB gzipped', () => {
+    const assets = join(distribution, 'assets');
+    const gzipped = readdirSync(assets)
+      .filter((file) => file.endsWith('.js'))
+      .reduce((total, file) => total + gzipSync(readFileSync(join(assets, file)), { level: 9 }).length, 0);
+    expect(gzipped).toBeGreaterThan(10_000);
+    expect(gzipped).toBeLessThanOrEqual(200 * 1024);
+  });
+
+  it('logged no console errors or warnings', () => {
+    expect(problems).toEqual([]);
+  });
+});
