@@ -36,6 +36,21 @@ describe('the core runs in a browser', () => {
     expect(result.errors).toEqual([]);
   });
 
+  it('reins/sim bundles for the browser with no dependency at all', async () => {
+    const result = await bundle('sim/index.ts');
+    expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual([]);
+  });
+
+  it('reins/plot bundles for the browser (d3-scale and d3-shape only)', async () => {
+    const result = await bundle('plot/index.ts');
+    const packages = new Set(
+      Object.keys(result.metafile.inputs)
+        .filter((input) => input.includes('node_modules/'))
+        .map((input) => input.split('node_modules/')[1]?.split('/')[0]),
+    );
+    expect([...packages].every((name) => name?.startsWith('d3-') || name === 'internmap')).toBe(true);
+  });
+
   it('a Node built-in sneaking into the core fails the bundle', async () => {
     await expect(bundle('node/index.ts')).rejects.toThrow(/node:fs/);
   });

@@ -58,7 +58,7 @@ export function stepViews(trace: readonly TraceEvent[]): StepView[] {
         const result = results.get(call.id);
         view.acts.push({
           call: `${call.name}(${canonicalJson(call.input)})`,
-          observation: result ? result.content : 'not executed',
+          observation: result ? result.content : 'the run stopped before this call ran',
           status: result ? result.status : 'not executed',
           isError: result ? result.isError : true,
           tokens: result ? result.resultTokens : 0,
