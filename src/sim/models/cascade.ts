@@ -1,3 +1,4 @@
+import { AliasTable } from '../alias-table.js';
 import { type Estimate, MeanAccumulator, proportionEstimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings } from '../monte-carlo.js';
 import { type ParamSpec, resolveParams } from '../params.js';
@@ -100,33 +101,40 @@ export function cascadeMonteCarlo(
   const { steps, p, pc } = resolveParams(cascadeParamSpecs, cascadeDefaults, given);
   const { trials, seed, report, finish } = monteCarloSettings(options, 200_000);
   const random = simRandom(seed);
-  // The clean phase ends at the first fault, after Geometric(p) clean steps: one logarithm. After
-  // it every step faults with p_c: a Bernoulli each, compared as raw 32 bits against p_c·2³².
-  // The independent count is Binomial(steps, p), drawn from its CDF table (built once).
-  const logClean = Math.log1p(-p);
+  // Sampled by holding times, not step by step: the clean phase ends at the first fault (T clean
+  // steps, P(T = t) = (1−p)^t·p, or no fault at all), then each of the m = steps − T − 1 later steps
+  // faults with p_c (Binomial(m, p_c)); the independent count is Binomial(steps, p). Each is one
+  // alias-table draw; past 256 steps the per-m tables would be large, so the tail is drawn step by step.
+  const firstFault = new AliasTable(
+    Array.from({ length: steps + 1 }, (_, t) => (t < steps ? (1 - p) ** t * p : (1 - p) ** steps)),
+  );
+  const tails =
+    steps <= 256
+      ? Array.from({ length: steps }, (_, m) => new AliasTable(binomialWeights(m, pc)))
+      : undefined;
+  const independentCount = steps <= 100_000 ? new AliasTable(binomialWeights(steps, p)) : undefined;
   const dirtyThreshold = pc * 4_294_967_296;
-  const binomial = steps <= 4096 ? binomialTable(steps, p) : undefined;
   const cleanThreshold = p * 4_294_967_296;
   const coupled = new MeanAccumulator();
   const independent = new MeanAccumulator();
   let contaminated = 0;
   for (let trial = 0; trial < trials; trial++) {
     if ((trial & 4095) === 0 && report) report(trial, trials);
-    const firstFault = p === 0 ? steps : Math.floor(Math.log(1 - random.uniform()) / logClean);
+    const t = firstFault.sample(random);
     let faults = 0;
-    if (firstFault < steps) {
+    if (t < steps) {
       contaminated += 1;
-      faults = 1;
-      for (let s = firstFault + 1; s < steps; s++) if (random.bits() < dirtyThreshold) faults += 1;
+      const later = steps - t - 1;
+      if (tails) faults = 1 + (tails[later] as AliasTable).sample(random);
+      else {
+        faults = 1;
+        for (let s = 0; s < later; s++) if (random.bits() < dirtyThreshold) faults += 1;
+      }
     }
     coupled.add(faults);
     let independentFaults = 0;
-    if (binomial) {
-      const bits = random.bits();
-      while (bits >= (binomial[independentFaults] as number)) independentFaults++;
-    } else {
-      for (let s = 0; s < steps; s++) if (random.bits() < cleanThreshold) independentFaults += 1;
-    }
+    if (independentCount) independentFaults = independentCount.sample(random);
+    else for (let s = 0; s < steps; s++) if (random.bits() < cleanThreshold) independentFaults += 1;
     independent.add(independentFaults);
   }
   finish();
@@ -146,17 +154,17 @@ export function cascadeMonteCarlo(
   };
 }
 
-/** Cumulative Binomial(n, p) probabilities as 32-bit thresholds; the last is +∞ so a scan stops. */
-function binomialTable(n: number, p: number): Float64Array {
-  const table = new Float64Array(n + 1);
-  let probability = (1 - p) ** n;
-  let cumulative = 0;
-  for (let k = 0; k <= n; k++) {
-    cumulative += probability;
-    table[k] = cumulative * 4_294_967_296;
-    probability *= p === 1 ? 0 : ((n - k) / (k + 1)) * (p / (1 - p));
+/** Binomial(n, p) probabilities for 0..n, by the ratio recurrence (exact at p = 0 and p = 1). */
+export function binomialWeights(n: number, p: number): Float64Array {
+  const weights = new Float64Array(n + 1);
+  if (p <= 0) weights[0] = 1;
+  else if (p >= 1) weights[n] = 1;
+  else {
+    let probability = (1 - p) ** n;
+    for (let k = 0; k <= n; k++) {
+      weights[k] = probability;
+      probability *= ((n - k) / (k + 1)) * (p / (1 - p));
+    }
   }
-  table[n] = Number.POSITIVE_INFINITY;
-  if (p === 1) table.fill(0, 0, n);
-  return table;
+  return weights;
 }

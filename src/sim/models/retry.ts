@@ -1,3 +1,4 @@
+import { AliasTable } from '../alias-table.js';
 import { type Estimate, MeanAccumulator, proportionEstimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings, type SkippedMonteCarlo } from '../monte-carlo.js';
 import { type ParamSpec, resolveParams } from '../params.js';
@@ -169,31 +170,50 @@ function retryExactUnchecked(params: RetryParams): Omit<RetryExact, 'multiplier'
   }
   // byFailures[f] = probability of having finished the current step with f failed calls so far.
   let byFailures = new Float64Array(1).fill(1);
+  let low = 0;
+  let high = 0;
   let cost = 0;
   let calls = 0;
   let gaveUp = 0;
-  const failPowers = Array.from({ length: retryCap + 2 }, (_, a) => p ** a);
+  const inputPrice = params.inputPrice / 1e6;
+  const outputCost = (output * params.outputPrice) / 1e6;
+  // Within a step the attempts are geometric: Σ_a p^a and Σ_a a·p^a close the sum over attempts.
+  const successAfter = Array.from({ length: retryCap + 1 }, (_, a) => p ** a * (1 - p));
+  let attemptsReached = 0;
+  let attemptIndexSum = 0;
+  for (let a = 0; a <= retryCap; a++) {
+    attemptsReached += p ** a;
+    attemptIndexSum += a * p ** a;
+  }
+  const giveUp = p ** (retryCap + 1);
   for (let s = 0; s < steps; s++) {
     const next = new Float64Array(byFailures.length + retryCap);
     // States below 10⁻¹⁸ of the likeliest one cannot move the mean in the 15th digit; skipping
-    // them keeps long runs fast (200 steps, cap 10: ~40 ms → a few ms).
+    // them keeps long runs fast (200 steps, cap 10: ~40 ms → ~1 ms).
     let likeliest = 0;
-    for (const reach of byFailures) if (reach > likeliest) likeliest = reach;
+    for (let f = low; f <= high; f++)
+      if ((byFailures[f] as number) > likeliest) likeliest = byFailures[f] as number;
     const negligible = likeliest * 1e-18;
-    for (let f = 0; f < byFailures.length; f++) {
+    let nextLow = Number.POSITIVE_INFINITY;
+    let nextHigh = 0;
+    for (let f = low; f <= high; f++) {
       const reach = byFailures[f] as number;
       if (reach <= negligible) continue;
-      for (let a = 0; a <= retryCap; a++) {
-        const here = reach * (failPowers[a] as number);
-        if (here === 0) break;
-        const prefill = system + (s + f + a) * output + s * result + (f + a) * error;
-        cost += here * callCost(params, prefill);
-        calls += here;
-        next[f + a] = (next[f + a] as number) + here * (1 - p);
-      }
-      gaveUp += reach * (failPowers[retryCap + 1] as number);
+      const prefill = system + (s + f) * output + s * result + f * error;
+      cost +=
+        reach *
+        (inputPrice * (prefill * attemptsReached + (output + error) * attemptIndexSum) +
+          outputCost * attemptsReached);
+      calls += reach * attemptsReached;
+      for (let a = 0; a <= retryCap; a++)
+        next[f + a] = (next[f + a] as number) + reach * (successAfter[a] as number);
+      gaveUp += reach * giveUp;
+      if (f < nextLow) nextLow = f;
+      nextHigh = f + retryCap;
     }
     byFailures = next;
+    low = nextLow === Number.POSITIVE_INFINITY ? 0 : nextLow;
+    high = Math.min(nextHigh, next.length - 1);
   }
   return { meanCostUsd: cost, meanCalls: calls, gaveUpRate: gaveUp };
 }
@@ -269,6 +289,9 @@ function simulateInPlace(
 ): number {
   const { p, steps, system, output, result, error, retryCap } = params;
   const perCall = output + error;
+  // Outcome k ≤ cap: k failures then a success; outcome cap + 1: give up. A scan of the cumulative
+  // table as 32-bit thresholds: one draw, and one comparison 1 − p of the time (faster here than
+  // an alias table's two draws).
   const stepOutcome = new Float64Array(retryCap + 2);
   let cumulative = 0;
   for (let k = 0; k <= retryCap; k++) {
@@ -311,13 +334,24 @@ function simulateRestart(
 ): number {
   const { p, steps, system, output, result } = params;
   const perStep = output + result;
+  // A pass survives j steps then fails (j < steps, probability (1−p)^j·p) or is clean (j = steps).
+  const passOutcome =
+    steps <= 100_000
+      ? new AliasTable(
+          Array.from({ length: steps + 1 }, (_, j) => (j < steps ? (1 - p) ** j * p : (1 - p) ** steps)),
+        )
+      : undefined;
   const logSurvive = Math.log1p(-p);
   for (let trial = 0; trial < trials; trial++) {
     if ((trial & 4095) === 0 && report) report(trial, trials);
     let prefillTokens = 0;
     let calls = 0;
     for (;;) {
-      const survived = p === 0 ? steps : Math.floor(Math.log(1 - random.uniform()) / logSurvive);
+      const survived = passOutcome
+        ? passOutcome.sample(random)
+        : p === 0
+          ? steps
+          : Math.floor(Math.log(1 - random.uniform()) / logSurvive);
       const callsThisPass = survived >= steps ? steps : survived + 1;
       calls += callsThisPass;
       prefillTokens += callsThisPass * system + (perStep * callsThisPass * (callsThisPass - 1)) / 2;

@@ -1,7 +1,7 @@
 import type { Estimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings } from '../monte-carlo.js';
 import { type ParamSpec, resolveParams } from '../params.js';
-import { simRandom } from '../random.js';
+import { type SimRandom, simRandom } from '../random.js';
 
 /** One bucket of call durations: with probability `weight`, uniform on [low, high] seconds. */
 export interface DurationBucket {
@@ -187,55 +187,29 @@ export function timeoutMonteCarlo(
   const perTimeout = monteCarloSettings(options, 20_000);
   const total = perTimeout.trials * params.timeouts.length;
   const report = options?.onProgress;
+  // Common random numbers, as the post does by reseeding per timeout: one set of durations, every
+  // timeout priced against it, so the curve's shape is not sampling noise.
   const cumulative = params.durations.reduce<number[]>((sums, bucket) => {
     sums.push((sums.at(-1) ?? 0) + bucket.weight);
     return sums;
   }, []);
-  // Common random numbers, as the post does by reseeding per timeout: one set of durations, every
-  // timeout priced against it, so the curve's shape is not sampling noise.
-  const random = simRandom(perTimeout.seed);
-  const durations = new Float64Array(perTimeout.trials);
-  const lows = params.durations.map((bucket) => bucket.low);
-  const spans = params.durations.map((bucket) => bucket.high - bucket.low);
-  for (let trial = 0; trial < perTimeout.trials; trial++) {
-    if (report && (trial & 4095) === 0) report(trial, total);
-    const r = random.uniform();
-    let bucket = cumulative.length - 1;
-    for (let b = 0; b < cumulative.length; b++) {
-      if (r < (cumulative[b] as number)) {
-        bucket = b;
-        break;
-      }
-    }
-    durations[trial] = (lows[bucket] as number) + (spans[bucket] as number) * random.uniform();
-  }
-  // Every timeout is priced against the same sorted sample: the calls that finish within T are a
-  // prefix, so their waiting cost (and its square, for the interval) is a prefix sum and one
-  // binary search per timeout, not another pass over the sample.
-  durations.sort();
-  const n = durations.length;
-  const prefix = new Float64Array(n + 1);
-  const prefixSquares = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) {
-    const d = durations[i] as number;
-    prefix[i + 1] = (prefix[i] as number) + d;
-    prefixSquares[i + 1] = (prefixSquares[i] as number) + d * d;
-  }
+  const durations = drawDurations(
+    simRandom(perTimeout.seed),
+    perTimeout.trials,
+    Float64Array.from(cumulative),
+    Float64Array.from(params.durations, (bucket) => bucket.low),
+    Float64Array.from(params.durations, (bucket) => bucket.high - bucket.low),
+    report ? (done) => report(done, total) : undefined,
+  );
   const retryCost = params.callCost * params.retryMult;
-  const { idleRate } = params;
   const curve = params.timeouts.map((timeoutSeconds) => {
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((durations[mid] as number) <= timeoutSeconds) lo = mid + 1;
-      else hi = mid;
-    }
-    const finished = lo;
-    const cutOffCost = idleRate * timeoutSeconds + retryCost;
-    const sum = idleRate * (prefix[finished] as number) + (n - finished) * cutOffCost;
-    const sumSquares =
-      idleRate * idleRate * (prefixSquares[finished] as number) + (n - finished) * cutOffCost * cutOffCost;
+    const sums = new Float64Array(3);
+    sumByTimeout(durations, timeoutSeconds, sums);
+    const [finishedSum, finishedSquares, cutOff] = sums as unknown as [number, number, number];
+    const n = durations.length;
+    const cutOffCost = params.idleRate * timeoutSeconds + retryCost;
+    const sum = params.idleRate * finishedSum + cutOff * cutOffCost;
+    const sumSquares = params.idleRate * params.idleRate * finishedSquares + cutOff * cutOffCost * cutOffCost;
     const mean = sum / n;
     const variance = n > 1 ? Math.max(0, (sumSquares - sum * mean) / (n - 1)) : 0;
     const half = 1.959963984540054 * Math.sqrt(variance / n);
@@ -243,4 +217,43 @@ export function timeoutMonteCarlo(
   });
   report?.(total, total);
   return { curve, trials: perTimeout.trials, seed: perTimeout.seed };
+}
+
+// The loops live in small top-level functions so they are optimized once and stay optimized.
+
+function drawDurations(
+  random: SimRandom,
+  trials: number,
+  cumulative: Float64Array,
+  lows: Float64Array,
+  spans: Float64Array,
+  report: ((done: number) => void) | undefined,
+): Float64Array {
+  const durations = new Float64Array(trials);
+  const last = cumulative.length - 1;
+  for (let trial = 0; trial < trials; trial++) {
+    if (report && (trial & 4095) === 0) report(trial);
+    const r = random.uniform();
+    let bucket = 0;
+    while (bucket < last && r >= (cumulative[bucket] as number)) bucket++;
+    durations[trial] = (lows[bucket] as number) + (spans[bucket] as number) * random.uniform();
+  }
+  return durations;
+}
+
+/** Sum and sum of squares of the durations within the timeout, and the count cut off. */
+function sumByTimeout(durations: Float64Array, timeoutSeconds: number, out: Float64Array): void {
+  let finishedSum = 0;
+  let finishedSquares = 0;
+  let cutOff = 0;
+  for (let i = 0; i < durations.length; i++) {
+    const d = durations[i] as number;
+    if (d <= timeoutSeconds) {
+      finishedSum += d;
+      finishedSquares += d * d;
+    } else cutOff += 1;
+  }
+  out[0] = finishedSum;
+  out[1] = finishedSquares;
+  out[2] = cutOff;
 }
