@@ -32,6 +32,20 @@ describe('reins model', () => {
     }
   });
 
+  it('latency --json has step and run statistics, each with a 95 % interval', () => {
+    const json = JSON.parse(reins(['model', 'latency', '--json', '--trials', '20000']).stdout);
+    for (const level of ['step', 'run']) {
+      for (const key of ['mean', 'p50', 'p95', 'p99']) {
+        expect(json[level][key], `${level}.${key}`).toEqual({
+          value: expect.any(Number),
+          ci95: [expect.any(Number), expect.any(Number)],
+        });
+      }
+    }
+    expect(json.step.p50.ci95[0]).toBeLessThanOrEqual(json.step.p50.value);
+    expect(json.trials).toBe(20_000);
+  });
+
   it('timeout --json lists the curve and the optimum', () => {
     const json = JSON.parse(reins(['model', 'timeout', '--json', '--trials', '2000']).stdout);
     expect(json.optimum).toEqual(timeoutExact().optimum);

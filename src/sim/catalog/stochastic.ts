@@ -210,7 +210,16 @@ export const latencyModel = defineModel({
     ];
     const { histogram } = monteCarlo;
     return {
-      json: { params, exact, monteCarlo },
+      // The contract's shape: step and run statistics at the top, each { value, ci95 }.
+      json: {
+        params,
+        step: monteCarlo.step,
+        run: monteCarlo.run,
+        exact,
+        histogram,
+        trials: monteCarlo.trials,
+        seed: monteCarlo.seed,
+      },
       tables: [
         {
           title: `${params.steps} steps, lognormal(mu ${params.mu}, sigma ${params.sigma})${params.fatStep !== undefined ? `, step ${params.fatStep} sigma ${params.fatSigma}` : ''}${params.parallel ? `, groups ${params.parallel.join(',')}` : ''} — Monte Carlo ${int(monteCarlo.trials)} draws, 95% CI in brackets`,
