@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { main as budget } from './budget-a-retry-policy.js';
 import { main } from './support-agent.js';
 
 describe('examples run offline', () => {
@@ -8,5 +9,13 @@ describe('examples run offline', () => {
     expect(denials).toHaveLength(1);
     expect(JSON.stringify(result.messages)).not.toContain('delivered');
     model.assertDone();
+  });
+
+  it('budget-a-retry-policy: restarts cost more than resuming, and Monte Carlo agrees with the exact mean', () => {
+    const { inPlace, restart, check, timeout } = budget();
+    expect(restart.multiplier).toBeGreaterThan(inPlace.multiplier);
+    expect(check.ci95[0]).toBeLessThanOrEqual(inPlace.meanCostUsd);
+    expect(check.ci95[1]).toBeGreaterThanOrEqual(inPlace.meanCostUsd);
+    expect(timeout.curve.map((point) => point.timeoutSeconds)).toContain(timeout.optimum.timeoutSeconds);
   });
 });
