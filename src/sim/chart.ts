@@ -25,3 +25,13 @@ export function sweep(from: number, to: number, count: number): number[] {
   if (count < 2) return [from];
   return Array.from({ length: count }, (_, i) => from + ((to - from) * i) / (count - 1));
 }
+
+/** A line series of `f` over `xs`: `curve('restart', sweep(0, 0.35, 71), (p) => multiplier(p))`. */
+export function curve(
+  name: string,
+  xs: readonly number[],
+  f: (x: number) => number,
+  style: { dashed?: boolean; step?: boolean } = {},
+): NonNullable<ChartSpec['lines']>[number] {
+  return { name, points: xs.map((x) => [x, f(x)] as const), ...style };
+}

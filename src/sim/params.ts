@@ -50,6 +50,43 @@ export function isSimParameterError(value: unknown): value is SimParameterError 
   return typeof value === 'object' && value !== null && simParameterErrorMarker in value;
 }
 
+const flagOf = (key: string) => `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+
+/** A quantity ≥ 0 (tokens, dollars, seconds) with a slider from 0 to `sliderMax`; the flag is the key in kebab-case. */
+export function amountParam(
+  key: string,
+  description: string,
+  sliderMax: number,
+  sliderStep: number,
+): ParamSpec {
+  return {
+    key,
+    flag: flagOf(key),
+    kind: 'number',
+    min: 0,
+    description,
+    slider: { min: 0, max: sliderMax, step: sliderStep },
+  };
+}
+
+/** A probability in [0, 1] with a slider from 0 to `sliderMax`. */
+export function probabilityParam(
+  key: string,
+  description: string,
+  sliderMax = 1,
+  sliderStep = 0.01,
+): ParamSpec {
+  return {
+    key,
+    flag: flagOf(key),
+    kind: 'number',
+    min: 0,
+    max: 1,
+    description,
+    slider: { min: 0, max: sliderMax, step: sliderStep },
+  };
+}
+
 /** `[0, 1)`, `≥ 0`, `whole number in [1, 1000]`: the valid range as people read it. */
 export function describeRange(spec: ParamSpec): string {
   if (spec.kind === 'choice') return `one of ${(spec.choices ?? []).join(', ')}`;

@@ -1,4 +1,4 @@
-import { sweep } from '../chart.js';
+import { curve, sweep } from '../chart.js';
 import {
   amplificationDefaults,
   amplificationParamSpecs,
@@ -58,14 +58,8 @@ export const quadraticModel = defineModel({
         x: { label: 'steps in the run' },
         y: { label: 'cost per run', format: 'usd' },
         lines: [
-          {
-            name: `every result kept (${kept} tokens)`,
-            points: sweep(1, longest, longest).map((n) => [n, at(n, kept)] as const),
-          },
-          {
-            name: `results cut to ${digest}-token digests`,
-            points: sweep(1, longest, longest).map((n) => [n, at(n, digest)] as const),
-          },
+          curve(`every result kept (${kept} tokens)`, sweep(1, longest, longest), (n) => at(n, kept)),
+          curve(`results cut to ${digest}-token digests`, sweep(1, longest, longest), (n) => at(n, digest)),
           {
             name: 'digests + cached prefix',
             points: sweep(1, longest, longest).map(
@@ -83,11 +77,9 @@ export const quadraticModel = defineModel({
                 ] as const,
             ),
           },
-          {
-            name: 'linear (first step × N)',
-            points: sweep(1, longest, longest).map((n) => [n, at(1, kept) * n] as const),
+          curve('linear (first step × N)', sweep(1, longest, longest), (n) => at(1, kept) * n, {
             dashed: true,
-          },
+          }),
         ],
         points: [{ x: params.steps, y: result.costUsd, label: usd(result.costUsd) }],
       },
@@ -134,12 +126,7 @@ export const cacheModel = defineModel({
         x: { label: 'steps in the run' },
         y: { label: 'savings from caching the prefix', format: 'percent', min: 0 },
         lines: [
-          {
-            name: 'savings',
-            points: sweep(1, longest, longest).map(
-              (n) => [n, cacheCost({ ...params, steps: n }).savings] as const,
-            ),
-          },
+          curve('savings', sweep(1, longest, longest), (n) => cacheCost({ ...params, steps: n }).savings),
         ],
         points: [{ x: params.steps, y: result.savings, label: pct(result.savings) }],
       },
@@ -185,19 +172,17 @@ export const digestModel = defineModel({
         x: { label: 'steps in the run' },
         y: { label: 'cost per run', format: 'usd' },
         lines: [
-          {
-            name: 'with accumulated digests',
-            points: sweep(1, longest, 200).map(
-              (n) => [n, digestCost({ ...params, steps: Math.round(n) }).costUsd] as const,
-            ),
-          },
-          {
-            name: 'no digests (linear floor)',
-            points: sweep(1, longest, 200).map(
-              (n) => [n, digestCost({ ...params, steps: Math.round(n), digest: 0 }).costUsd] as const,
-            ),
-            dashed: true,
-          },
+          curve(
+            'with accumulated digests',
+            sweep(1, longest, 200),
+            (n) => digestCost({ ...params, steps: Math.round(n) }).costUsd,
+          ),
+          curve(
+            'no digests (linear floor)',
+            sweep(1, longest, 200),
+            (n) => digestCost({ ...params, steps: Math.round(n), digest: 0 }).costUsd,
+            { dashed: true },
+          ),
         ],
         points: [{ x: params.steps, y: result.costUsd, label: usd(result.costUsd, 3) }],
       },
@@ -245,24 +230,18 @@ export const loopCostModel = defineModel({
         x: { label: 'steps' },
         y: { label: 'tokens billed', format: 'tokens' },
         lines: [
-          {
-            name: 'sum of prefixes (billed)',
-            points: sweep(1, longest, longest).map(
-              (n) => [n, loopCost({ ...params, steps: n }).billedTokens] as const,
-            ),
-          },
-          {
-            name: 'estimate rule',
-            points: sweep(1, longest, longest).map(
-              (n) => [n, loopCost({ ...params, steps: n }).estimateRuleTokens] as const,
-            ),
-            dashed: true,
-          },
-          {
-            name: 'steps × base',
-            points: sweep(1, longest, longest).map((n) => [n, n * params.base] as const),
-            dashed: true,
-          },
+          curve(
+            'sum of prefixes (billed)',
+            sweep(1, longest, longest),
+            (n) => loopCost({ ...params, steps: n }).billedTokens,
+          ),
+          curve(
+            'estimate rule',
+            sweep(1, longest, longest),
+            (n) => loopCost({ ...params, steps: n }).estimateRuleTokens,
+            { dashed: true },
+          ),
+          curve('steps × base', sweep(1, longest, longest), (n) => n * params.base, { dashed: true }),
         ],
         points: [{ x: params.steps, y: result.billedTokens, label: int(result.billedTokens) }],
       },
@@ -442,18 +421,12 @@ export const routingModel = defineModel({
         x: { label: 'misroute rate (cheap-only answers that needed escalating)', format: 'percent' },
         y: { label: 'share of traffic', format: 'percent', min: 0 },
         lines: [
-          {
-            name: 'token savings',
-            points: sweep(0, 0.5, 51).map(
-              (m) => [m, routingCost({ ...params, misroute: m }).savings] as const,
-            ),
-          },
-          {
-            name: 'wrong answers shipped',
-            points: sweep(0, 0.5, 51).map(
-              (m) => [m, routingCost({ ...params, misroute: m }).wrongAnswerRate] as const,
-            ),
-          },
+          curve('token savings', sweep(0, 0.5, 51), (m) => routingCost({ ...params, misroute: m }).savings),
+          curve(
+            'wrong answers shipped',
+            sweep(0, 0.5, 51),
+            (m) => routingCost({ ...params, misroute: m }).wrongAnswerRate,
+          ),
         ],
         points: [{ x: params.misroute, y: result.wrongAnswerRate, label: pct(result.wrongAnswerRate) }],
       },

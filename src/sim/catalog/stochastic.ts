@@ -1,4 +1,4 @@
-import { sweep } from '../chart.js';
+import { curve, sweep } from '../chart.js';
 import { cascadeDefaults, cascadeExact, cascadeMonteCarlo, cascadeParamSpecs } from '../models/cascade.js';
 import {
   compactionDefaults,
@@ -45,7 +45,7 @@ export const retryModel = defineModel({
       .concat(params.p)
       .sort((a, b) => a - b);
     const top = Math.max(0.35, Math.min(params.p * 1.25, 0.95));
-    const curve = (mode: 'inplace' | 'restart') =>
+    const multipliers = (mode: 'inplace' | 'restart') =>
       sweep(0, top, 71).map((p) => [p, retryExact({ ...params, mode, p }).multiplier] as const);
     return {
       json: { params, exact, monteCarlo },
@@ -90,8 +90,8 @@ export const retryModel = defineModel({
         x: { label: 'per-step failure probability p', format: 'percent' },
         y: { label: 'cost ÷ cost at p = 0', format: 'multiplier', min: 1 },
         lines: [
-          { name: 'retry in place', points: curve('inplace') },
-          { name: 'restart from step 0', points: curve('restart').filter(([, m]) => m < 50) },
+          { name: 'retry in place', points: multipliers('inplace') },
+          { name: 'restart from step 0', points: multipliers('restart').filter(([, m]) => m < 50) },
         ],
         points: [{ x: params.p, y: exact.multiplier, label: `${times(exact.multiplier)} (${params.mode})` }],
       },
@@ -169,17 +169,12 @@ export const cascadeModel = defineModel({
         x: { label: 'steps per run' },
         y: { label: 'expected faults per run' },
         lines: [
-          {
-            name: `coupled (p_c = ${params.pc})`,
-            points: sweep(1, longest, longest).map(
-              (n) => [n, cascadeExact({ ...params, steps: n }).faultsPerRun] as const,
-            ),
-          },
-          {
-            name: 'independent',
-            points: sweep(1, longest, longest).map((n) => [n, n * params.p] as const),
-            dashed: true,
-          },
+          curve(
+            `coupled (p_c = ${params.pc})`,
+            sweep(1, longest, longest),
+            (n) => cascadeExact({ ...params, steps: n }).faultsPerRun,
+          ),
+          curve('independent', sweep(1, longest, longest), (n) => n * params.p, { dashed: true }),
         ],
         points: [{ x: params.steps, y: exact.faultsPerRun, label: times(exact.amplification) }],
       },
@@ -269,7 +264,7 @@ export const compactionModel = defineModel({
     const monteCarlo = compactionMonteCarlo(given, options);
     const params = { ...compactionDefaults, ...given };
     const other = params.policy === 'recency' ? 'salience' : 'recency';
-    const curve = (policy: 'recency' | 'salience') =>
+    const survival = (policy: 'recency' | 'salience') =>
       compactionSurvivalCurve({
         ...params,
         policy,
@@ -297,8 +292,8 @@ export const compactionModel = defineModel({
         x: { label: 'turns in the run' },
         y: { label: 'survival', format: 'percent', min: 0 },
         lines: [
-          { name: 'recency compaction', points: curve('recency'), step: true },
-          { name: 'salience (pinned)', points: curve('salience'), step: true, dashed: true },
+          { name: 'recency compaction', points: survival('recency'), step: true },
+          { name: 'salience (pinned)', points: survival('salience'), step: true, dashed: true },
         ],
         points: [{ x: params.turns, y: exact.survival, label: pct(exact.survival, 0) }],
       },
@@ -322,7 +317,7 @@ export const timeoutModel = defineModel({
     const exact = timeoutExact(given);
     const monteCarlo = timeoutMonteCarlo(given, options);
     const params = { ...timeoutDefaults, ...given };
-    const curve = exact.curve.map((point, i) => ({
+    const points = exact.curve.map((point, i) => ({
       ...point,
       monteCarloCostUsd: monteCarlo.curve[i]?.monteCarloCostUsd ?? Number.NaN,
       ci95: monteCarlo.curve[i]?.ci95,
@@ -332,7 +327,7 @@ export const timeoutModel = defineModel({
     return {
       json: {
         params,
-        curve,
+        curve: points,
         optimum: exact.optimum,
         continuousOptimum: exact.continuousOptimum,
         trials: monteCarlo.trials,
@@ -342,7 +337,7 @@ export const timeoutModel = defineModel({
         {
           title: `Average cost per call by timeout (Monte Carlo: ${int(monteCarlo.trials)} calls each, seed ${monteCarlo.seed})`,
           head: ['timeout', 'exact $/call', 'Monte Carlo', '95% CI', ''],
-          rows: curve.map((point) => [
+          rows: points.map((point) => [
             `${point.timeoutSeconds} s`,
             usd(point.exactCostUsd),
             usd(point.monteCarloCostUsd),
@@ -356,10 +351,10 @@ export const timeoutModel = defineModel({
         x: { label: 'timeout', format: 'seconds' },
         y: { label: 'average cost per call', format: 'usd', min: 0 },
         lines: [
-          { name: 'exact', points: sweep(low, high, 241).map((t) => [t, timeoutCostAt(params, t)] as const) },
+          curve('exact', sweep(low, high, 241), (t) => timeoutCostAt(params, t)),
           {
             name: 'Monte Carlo',
-            points: curve.map((point) => [point.timeoutSeconds, point.monteCarloCostUsd] as const),
+            points: points.map((point) => [point.timeoutSeconds, point.monteCarloCostUsd] as const),
             dashed: true,
           },
         ],

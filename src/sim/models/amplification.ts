@@ -1,4 +1,4 @@
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, resolveParams } from '../params.js';
 import { tokenCostUsd, tokenPriceParams } from './shared.js';
 
 /**
@@ -48,22 +48,8 @@ export const amplificationParamSpecs: readonly ParamSpec[] = [
     max: 64,
     description: '1-based layers whose attempts are model calls',
   },
-  {
-    key: 'context',
-    flag: '--context',
-    kind: 'number',
-    min: 0,
-    description: 'tokens re-read per stuck model call',
-    slider: { min: 0, max: 50_000, step: 500 },
-  },
-  {
-    key: 'output',
-    flag: '--output',
-    kind: 'number',
-    min: 0,
-    description: 'tokens emitted per stuck model call',
-    slider: { min: 0, max: 4_000, step: 50 },
-  },
+  amountParam('context', 'tokens re-read per stuck model call', 50_000, 500),
+  amountParam('output', 'tokens emitted per stuck model call', 4_000, 50),
   {
     key: 'items',
     flag: '--items',

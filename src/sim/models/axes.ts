@@ -1,4 +1,4 @@
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, probabilityParam, resolveParams } from '../params.js';
 import { tokenCostUsd, tokenPriceParams } from './shared.js';
 
 /**
@@ -50,104 +50,19 @@ export const axesDefaults: AxesParams = {
 };
 
 export const axesParamSpecs: readonly ParamSpec[] = [
-  {
-    key: 'inputTokens',
-    flag: '--input-tokens',
-    kind: 'number',
-    min: 0,
-    description: 'input tokens per task (incl. context growth)',
-    slider: { min: 0, max: 200_000, step: 1_000 },
-  },
-  {
-    key: 'outputTokens',
-    flag: '--output-tokens',
-    kind: 'number',
-    min: 0,
-    description: 'output tokens per task',
-    slider: { min: 0, max: 20_000, step: 100 },
-  },
+  amountParam('inputTokens', 'input tokens per task (incl. context growth)', 200_000, 1_000),
+  amountParam('outputTokens', 'output tokens per task', 20_000, 100),
   ...tokenPriceParams,
-  {
-    key: 'wallSeconds',
-    flag: '--wall-seconds',
-    kind: 'number',
-    min: 0,
-    description: 'wall-clock seconds per task',
-    slider: { min: 0, max: 600, step: 5 },
-  },
-  {
-    key: 'workerHourly',
-    flag: '--worker-hourly',
-    kind: 'number',
-    min: 0,
-    description: 'USD/hour to hold a worker',
-    slider: { min: 0, max: 5, step: 0.01 },
-  },
-  {
-    key: 'waitHourly',
-    flag: '--wait-hourly',
-    kind: 'number',
-    min: 0,
-    description: 'USD/hour of a paid person waiting on the result',
-    slider: { min: 0, max: 200, step: 5 },
-  },
-  {
-    key: 'orchestration',
-    flag: '--orchestration',
-    kind: 'number',
-    min: 0,
-    description: 'USD per task for queue, store, retrieval, egress',
-    slider: { min: 0, max: 0.5, step: 0.005 },
-  },
-  {
-    key: 'toolCalls',
-    flag: '--tool-calls',
-    kind: 'number',
-    min: 0,
-    description: 'paid tool calls per task',
-    slider: { min: 0, max: 50, step: 1 },
-  },
-  {
-    key: 'toolFee',
-    flag: '--tool-fee',
-    kind: 'number',
-    min: 0,
-    description: 'USD per tool call',
-    slider: { min: 0, max: 0.05, step: 0.001 },
-  },
-  {
-    key: 'reviewRate',
-    flag: '--review-rate',
-    kind: 'number',
-    min: 0,
-    max: 1,
-    description: 'share of tasks a human reviews',
-    slider: { min: 0, max: 1, step: 0.01 },
-  },
-  {
-    key: 'reviewMinutes',
-    flag: '--review-minutes',
-    kind: 'number',
-    min: 0,
-    description: 'minutes per review',
-    slider: { min: 0, max: 30, step: 0.5 },
-  },
-  {
-    key: 'reviewerHourly',
-    flag: '--reviewer-hourly',
-    kind: 'number',
-    min: 0,
-    description: 'USD/hour for the reviewer',
-    slider: { min: 0, max: 200, step: 5 },
-  },
-  {
-    key: 'idleSeconds',
-    flag: '--idle-seconds',
-    kind: 'number',
-    min: 0,
-    description: 'idle/polling seconds amortized per task',
-    slider: { min: 0, max: 3_600, step: 30 },
-  },
+  amountParam('wallSeconds', 'wall-clock seconds per task', 600, 5),
+  amountParam('workerHourly', 'USD/hour to hold a worker', 5, 0.01),
+  amountParam('waitHourly', 'USD/hour of a paid person waiting on the result', 200, 5),
+  amountParam('orchestration', 'USD per task for queue, store, retrieval, egress', 0.5, 0.005),
+  amountParam('toolCalls', 'paid tool calls per task', 50, 1),
+  amountParam('toolFee', 'USD per tool call', 0.05, 0.001),
+  probabilityParam('reviewRate', 'share of tasks a human reviews', 1, 0.01),
+  amountParam('reviewMinutes', 'minutes per review', 30, 0.5),
+  amountParam('reviewerHourly', 'USD/hour for the reviewer', 200, 5),
+  amountParam('idleSeconds', 'idle/polling seconds amortized per task', 3_600, 30),
 ];
 
 export const axisNames = ['tokens', 'latency', 'orchestration', 'tools', 'human', 'idle'] as const;

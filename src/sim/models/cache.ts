@@ -1,4 +1,4 @@
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, resolveParams } from '../params.js';
 import { tokenCostUsd, tokenPriceParams } from './shared.js';
 
 /**
@@ -45,30 +45,9 @@ export const cacheParamSpecs: readonly ParamSpec[] = [
     description: 'steps in the run',
     slider: { min: 1, max: 80, step: 1 },
   },
-  {
-    key: 'system',
-    flag: '--system',
-    kind: 'number',
-    min: 0,
-    description: 'stable prefix tokens (cached)',
-    slider: { min: 0, max: 20_000, step: 250 },
-  },
-  {
-    key: 'output',
-    flag: '--output',
-    kind: 'number',
-    min: 0,
-    description: 'tokens emitted per step',
-    slider: { min: 0, max: 2_000, step: 50 },
-  },
-  {
-    key: 'result',
-    flag: '--result',
-    kind: 'number',
-    min: 0,
-    description: 'tokens each tool result appends',
-    slider: { min: 0, max: 5_000, step: 50 },
-  },
+  amountParam('system', 'stable prefix tokens (cached)', 20_000, 250),
+  amountParam('output', 'tokens emitted per step', 2_000, 50),
+  amountParam('result', 'tokens each tool result appends', 5_000, 50),
   {
     key: 'cacheWrite',
     flag: '--cache-write',
@@ -77,14 +56,7 @@ export const cacheParamSpecs: readonly ParamSpec[] = [
     description: 'price multiplier for a cache write',
     slider: { min: 1, max: 2, step: 0.05 },
   },
-  {
-    key: 'cacheRead',
-    flag: '--cache-read',
-    kind: 'number',
-    min: 0,
-    description: 'price multiplier for a cache hit',
-    slider: { min: 0, max: 1, step: 0.01 },
-  },
+  amountParam('cacheRead', 'price multiplier for a cache hit', 1, 0.01),
   {
     key: 'bestOf',
     flag: '--best-of',

@@ -1,7 +1,7 @@
 import { AliasTable } from '../alias-table.js';
 import { type Estimate, MeanAccumulator, proportionEstimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings } from '../monte-carlo.js';
-import { type ParamSpec, resolveParams } from '../params.js';
+import { type ParamSpec, probabilityParam, resolveParams } from '../params.js';
 import { simRandom } from '../random.js';
 
 /**
@@ -27,24 +27,8 @@ export const cascadeParamSpecs: readonly ParamSpec[] = [
     description: 'steps per run',
     slider: { min: 1, max: 40, step: 1 },
   },
-  {
-    key: 'p',
-    flag: '--p',
-    kind: 'number',
-    min: 0,
-    max: 1,
-    description: 'baseline per-step fault probability',
-    slider: { min: 0, max: 0.5, step: 0.01 },
-  },
-  {
-    key: 'pc',
-    flag: '--pc',
-    kind: 'number',
-    min: 0,
-    max: 1,
-    description: 'per-step fault probability once contaminated',
-    slider: { min: 0, max: 1, step: 0.01 },
-  },
+  probabilityParam('p', 'baseline per-step fault probability', 0.5, 0.01),
+  probabilityParam('pc', 'per-step fault probability once contaminated', 1, 0.01),
 ];
 
 export interface CascadeExact {

@@ -1,6 +1,6 @@
 import { type Estimate, proportionEstimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings } from '../monte-carlo.js';
-import { type ParamSpec, resolveParams } from '../params.js';
+import { type ParamSpec, probabilityParam, resolveParams } from '../params.js';
 import { simRandom } from '../random.js';
 
 /**
@@ -45,15 +45,7 @@ export const compactionParamSpecs: readonly ParamSpec[] = [
     description: 'facts held verbatim',
     slider: { min: 1, max: 100, step: 1 },
   },
-  {
-    key: 'retain',
-    flag: '--retain',
-    kind: 'number',
-    min: 0,
-    max: 1,
-    description: 'chance the summary keeps an old fact',
-    slider: { min: 0, max: 1, step: 0.01 },
-  },
+  probabilityParam('retain', 'chance the summary keeps an old fact', 1, 0.01),
   {
     key: 'keyTurn',
     flag: '--key-turn',

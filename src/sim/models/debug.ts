@@ -1,4 +1,4 @@
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, resolveParams } from '../params.js';
 
 /**
  * The reproduction tax (post-02, "Debugging a failed run costs more"): to see a failure of
@@ -36,38 +36,10 @@ export const debugParamSpecs: readonly ParamSpec[] = [
     description: 'failure probability per run',
     slider: { min: 0.001, max: 0.5, step: 0.001 },
   },
-  {
-    key: 'runCost',
-    flag: '--run-cost',
-    kind: 'number',
-    min: 0,
-    description: 'USD per run (tokens + tools)',
-    slider: { min: 0, max: 2, step: 0.01 },
-  },
-  {
-    key: 'runSeconds',
-    flag: '--run-seconds',
-    kind: 'number',
-    min: 0,
-    description: 'wall-clock seconds per run',
-    slider: { min: 0, max: 600, step: 5 },
-  },
-  {
-    key: 'engineerRate',
-    flag: '--engineer-rate',
-    kind: 'number',
-    min: 0,
-    description: 'USD/hour for the engineer',
-    slider: { min: 0, max: 300, step: 5 },
-  },
-  {
-    key: 'traceCost',
-    flag: '--trace-cost',
-    kind: 'number',
-    min: 0,
-    description: 'USD per run to keep a trace',
-    slider: { min: 0, max: 0.1, step: 0.001 },
-  },
+  amountParam('runCost', 'USD per run (tokens + tools)', 2, 0.01),
+  amountParam('runSeconds', 'wall-clock seconds per run', 600, 5),
+  amountParam('engineerRate', 'USD/hour for the engineer', 300, 5),
+  amountParam('traceCost', 'USD per run to keep a trace', 0.1, 0.001),
 ];
 
 export interface DebugResult {

@@ -1,4 +1,4 @@
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, resolveParams } from '../params.js';
 import { tokenCostUsd, tokenPriceParams } from './shared.js';
 
 /**
@@ -38,14 +38,7 @@ export const digestParamSpecs: readonly ParamSpec[] = [
     description: 'steps in the run',
     slider: { min: 10, max: 5_000, step: 10 },
   },
-  {
-    key: 'digest',
-    flag: '--digest',
-    kind: 'number',
-    min: 0,
-    description: 'tokens per digest',
-    slider: { min: 0, max: 500, step: 10 },
-  },
+  amountParam('digest', 'tokens per digest', 500, 10),
   {
     key: 'chunk',
     flag: '--chunk',
@@ -54,22 +47,8 @@ export const digestParamSpecs: readonly ParamSpec[] = [
     description: 'raw steps folded into one digest',
     slider: { min: 1, max: 50, step: 1 },
   },
-  {
-    key: 'system',
-    flag: '--system',
-    kind: 'number',
-    min: 0,
-    description: 'system prompt + task tokens',
-    slider: { min: 0, max: 10_000, step: 100 },
-  },
-  {
-    key: 'output',
-    flag: '--output',
-    kind: 'number',
-    min: 0,
-    description: 'tokens emitted per step',
-    slider: { min: 0, max: 2_000, step: 50 },
-  },
+  amountParam('system', 'system prompt + task tokens', 10_000, 100),
+  amountParam('output', 'tokens emitted per step', 2_000, 50),
   ...tokenPriceParams,
 ];
 

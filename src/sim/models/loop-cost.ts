@@ -1,4 +1,4 @@
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, resolveParams } from '../params.js';
 
 /**
  * The lesson's cost table and estimate rule (lesson-agents, "The bill grows quadratically-ish"
@@ -25,22 +25,8 @@ export const loopCostParamSpecs: readonly ParamSpec[] = [
     description: 'model calls in the run',
     slider: { min: 1, max: 30, step: 1 },
   },
-  {
-    key: 'base',
-    flag: '--base',
-    kind: 'number',
-    min: 0,
-    description: 'system prompt + tool definitions, tokens',
-    slider: { min: 0, max: 10_000, step: 100 },
-  },
-  {
-    key: 'result',
-    flag: '--result',
-    kind: 'number',
-    min: 0,
-    description: 'tokens each tool result adds',
-    slider: { min: 0, max: 5_000, step: 50 },
-  },
+  amountParam('base', 'system prompt + tool definitions, tokens', 10_000, 100),
+  amountParam('result', 'tokens each tool result adds', 5_000, 50),
 ];
 
 export interface LoopCostResult {

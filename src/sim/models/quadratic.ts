@@ -1,4 +1,4 @@
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, resolveParams } from '../params.js';
 import { tokenCostUsd, tokenPriceParams } from './shared.js';
 
 /**
@@ -36,30 +36,9 @@ export const quadraticParamSpecs: readonly ParamSpec[] = [
     description: 'steps in the run',
     slider: { min: 1, max: 120, step: 1 },
   },
-  {
-    key: 'system',
-    flag: '--system',
-    kind: 'number',
-    min: 0,
-    description: 'system prompt + task tokens',
-    slider: { min: 0, max: 10_000, step: 100 },
-  },
-  {
-    key: 'output',
-    flag: '--output',
-    kind: 'number',
-    min: 0,
-    description: 'tokens the model emits per step',
-    slider: { min: 0, max: 2_000, step: 50 },
-  },
-  {
-    key: 'result',
-    flag: '--result',
-    kind: 'number',
-    min: 0,
-    description: 'tokens each tool result appends',
-    slider: { min: 0, max: 5_000, step: 50 },
-  },
+  amountParam('system', 'system prompt + task tokens', 10_000, 100),
+  amountParam('output', 'tokens the model emits per step', 2_000, 50),
+  amountParam('result', 'tokens each tool result appends', 5_000, 50),
   {
     key: 'kept',
     flag: '--kept',

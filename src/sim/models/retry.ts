@@ -1,7 +1,7 @@
 import { AliasTable } from '../alias-table.js';
 import { type Estimate, MeanAccumulator, proportionEstimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings, type SkippedMonteCarlo } from '../monte-carlo.js';
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, probabilityParam, resolveParams } from '../params.js';
 import { type SimRandom, simRandom } from '../random.js';
 import { tokenPriceParams } from './shared.js';
 
@@ -54,15 +54,7 @@ export const retryParamSpecs: readonly ParamSpec[] = [
     choices: ['inplace', 'restart'],
     description: 'recovery: resume the failed step, or start the run over',
   },
-  {
-    key: 'p',
-    flag: '--p',
-    kind: 'number',
-    min: 0,
-    max: 1,
-    description: 'per-step failure probability',
-    slider: { min: 0, max: 0.5, step: 0.01 },
-  },
+  probabilityParam('p', 'per-step failure probability', 0.5, 0.01),
   {
     key: 'steps',
     flag: '--steps',
@@ -72,38 +64,10 @@ export const retryParamSpecs: readonly ParamSpec[] = [
     description: 'logical steps per run',
     slider: { min: 1, max: 40, step: 1 },
   },
-  {
-    key: 'system',
-    flag: '--system',
-    kind: 'number',
-    min: 0,
-    description: 'system prompt + task tokens, re-sent every call',
-    slider: { min: 0, max: 10_000, step: 100 },
-  },
-  {
-    key: 'output',
-    flag: '--output',
-    kind: 'number',
-    min: 0,
-    description: 'tokens the model emits per call',
-    slider: { min: 0, max: 2_000, step: 50 },
-  },
-  {
-    key: 'result',
-    flag: '--result',
-    kind: 'number',
-    min: 0,
-    description: 'tokens a successful tool result appends',
-    slider: { min: 0, max: 5_000, step: 50 },
-  },
-  {
-    key: 'error',
-    flag: '--error',
-    kind: 'number',
-    min: 0,
-    description: 'tokens an error observation appends (in place)',
-    slider: { min: 0, max: 2_000, step: 50 },
-  },
+  amountParam('system', 'system prompt + task tokens, re-sent every call', 10_000, 100),
+  amountParam('output', 'tokens the model emits per call', 2_000, 50),
+  amountParam('result', 'tokens a successful tool result appends', 5_000, 50),
+  amountParam('error', 'tokens an error observation appends (in place)', 2_000, 50),
   {
     key: 'retryCap',
     flag: '--retry-cap',

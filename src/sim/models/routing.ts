@@ -1,4 +1,4 @@
-import { type ParamSpec, resolveParams } from '../params.js';
+import { type ParamSpec, probabilityParam, resolveParams } from '../params.js';
 
 /**
  * Cheap first, smart later (post-06): every request goes to the cheap model; the ones the
@@ -17,15 +17,7 @@ export interface RoutingParams {
 export const routingDefaults: RoutingParams = { easy: 0.7, ratio: 15, misroute: 0.1 };
 
 export const routingParamSpecs: readonly ParamSpec[] = [
-  {
-    key: 'easy',
-    flag: '--easy',
-    kind: 'number',
-    min: 0,
-    max: 1,
-    description: 'share answered by the cheap model alone',
-    slider: { min: 0, max: 1, step: 0.01 },
-  },
+  probabilityParam('easy', 'share answered by the cheap model alone', 1, 0.01),
   {
     key: 'ratio',
     flag: '--ratio',
@@ -34,15 +26,7 @@ export const routingParamSpecs: readonly ParamSpec[] = [
     description: 'expensive ÷ cheap cost per request',
     slider: { min: 1, max: 60, step: 0.5 },
   },
-  {
-    key: 'misroute',
-    flag: '--misroute',
-    kind: 'number',
-    min: 0,
-    max: 1,
-    description: 'share of cheap-only answers that needed escalating',
-    slider: { min: 0, max: 0.5, step: 0.01 },
-  },
+  probabilityParam('misroute', 'share of cheap-only answers that needed escalating', 0.5, 0.01),
 ];
 
 export interface RoutingResult {

@@ -1,23 +1,9 @@
-import type { ParamSpec } from '../params.js';
+import { amountParam, type ParamSpec } from '../params.js';
 
 /** Input and output prices, USD per million tokens, shared by every token-cost model. */
 export const tokenPriceParams: readonly ParamSpec[] = [
-  {
-    key: 'inputPrice',
-    flag: '--input-price',
-    kind: 'number',
-    min: 0,
-    description: 'USD per million input tokens',
-    slider: { min: 0, max: 30, step: 0.25 },
-  },
-  {
-    key: 'outputPrice',
-    flag: '--output-price',
-    kind: 'number',
-    min: 0,
-    description: 'USD per million output tokens',
-    slider: { min: 0, max: 150, step: 1 },
-  },
+  amountParam('inputPrice', 'USD per million input tokens', 30, 0.25),
+  amountParam('outputPrice', 'USD per million output tokens', 150, 1),
 ];
 
 /** Cost in USD of input and output tokens at per-million prices. */

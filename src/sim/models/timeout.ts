@@ -1,6 +1,6 @@
 import type { Estimate } from '../estimate.js';
 import { type MonteCarloOptions, monteCarloSettings } from '../monte-carlo.js';
-import { type ParamSpec, resolveParams } from '../params.js';
+import { amountParam, type ParamSpec, resolveParams } from '../params.js';
 import { type SimRandom, simRandom } from '../random.js';
 
 /** One bucket of call durations: with probability `weight`, uniform on [low, high] seconds. */
@@ -69,22 +69,8 @@ export const timeoutParamSpecs: readonly ParamSpec[] = [
     minExclusive: true,
     description: 'timeouts to price, seconds',
   },
-  {
-    key: 'idleRate',
-    flag: '--idle-rate',
-    kind: 'number',
-    min: 0,
-    description: 'USD per second a waiting worker burns',
-    slider: { min: 0, max: 0.01, step: 0.0005 },
-  },
-  {
-    key: 'callCost',
-    flag: '--call-cost',
-    kind: 'number',
-    min: 0,
-    description: 'USD spent on a call when it is cut off',
-    slider: { min: 0, max: 1, step: 0.01 },
-  },
+  amountParam('idleRate', 'USD per second a waiting worker burns', 0.01, 0.0005),
+  amountParam('callCost', 'USD spent on a call when it is cut off', 1, 0.01),
   {
     key: 'retryMult',
     flag: '--retry-mult',
