@@ -76,7 +76,9 @@ export function addModelCommands(program: Command): void {
       `(models: ${simModels.map((m) => m.name).join(', ')}; reins model NAME --help for its flags)`,
     );
   for (const definition of simModels) {
-    const command = model.command(definition.name).description(`${definition.title} (${definition.source})`);
+    const command = model
+      .command(definition.name)
+      .description(`${definition.title} — from ${definition.source}`);
     for (const spec of definition.params) {
       const fallback = definition.defaults[spec.key];
       const option = new Option(
