@@ -2,6 +2,7 @@ import { type Estimate, MeanAccumulator, quantileEstimates } from '../estimate.j
 import { type MonteCarloOptions, monteCarloSettings } from '../monte-carlo.js';
 import { type ParamSpec, resolveParams } from '../params.js';
 import { simRandom } from '../random.js';
+import { tableExp } from '../table-exp.js';
 
 /**
  * A run is a sum of step latencies (post-10, "Your agent's p99 is a different animal"): each step
@@ -245,7 +246,7 @@ function sumSerial(
     const offset = j * stepCount;
     let total = 0;
     for (let i = 0; i < stepCount; i++)
-      total += Math.exp(mu + (sigmas[i] as number) * (draws[offset + i] as number));
+      total += tableExp(mu + (sigmas[i] as number) * (draws[offset + i] as number));
     runs[start + j] = total;
   }
 }
@@ -267,7 +268,7 @@ function sumGroups(
     for (const size of groups) {
       let slowest = 0;
       for (let g = 0; g < size; g++, index++) {
-        const ms = Math.exp(mu + (sigmas[index] as number) * (draws[offset + index] as number));
+        const ms = tableExp(mu + (sigmas[index] as number) * (draws[offset + index] as number));
         if (ms > slowest) slowest = ms;
       }
       total += slowest;
@@ -277,5 +278,5 @@ function sumGroups(
 }
 
 function exponentiate(values: Float64Array, mu: number, sigma: number): void {
-  for (let i = 0; i < values.length; i++) values[i] = Math.exp(mu + sigma * (values[i] as number));
+  for (let i = 0; i < values.length; i++) values[i] = tableExp(mu + sigma * (values[i] as number));
 }
