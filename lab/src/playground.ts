@@ -1,4 +1,10 @@
-import { describeRange, type ParamSpec, parseParam, SimParameterError } from '../../src/sim/params.js';
+import {
+  describeRange,
+  formatParam,
+  type ParamSpec,
+  parseParam,
+  SimParameterError,
+} from '../../src/sim/params.js';
 import { h, table } from './dom.js';
 import type { ModelSummary } from './model-list.js';
 import type { SimJob, SimReply } from './sim-worker.js';
@@ -28,18 +34,6 @@ class SimRunner {
     };
     this.worker.postMessage({ ...job, id } satisfies SimJob);
   }
-}
-
-function formatDefault(value: unknown): string {
-  if (value === undefined) return '';
-  if (Array.isArray(value)) {
-    return value
-      .map((item) =>
-        typeof item === 'object' && item !== null ? `${item.weight}:${item.low}-${item.high}` : String(item),
-      )
-      .join(',');
-  }
-  return String(value);
 }
 
 /** Builds the playground for every model: a picker, then sliders, a chart and the readouts. */
@@ -181,7 +175,7 @@ export function mountPlaygrounds(root: HTMLElement, models: readonly ModelSummar
       const input = h('input', {
         type: 'text',
         id,
-        value: formatDefault(values[spec.key]),
+        value: formatParam(spec, values[spec.key]),
         inputmode: spec.kind === 'custom' ? 'text' : 'decimal',
         'aria-describedby': `${id}-hint`,
         placeholder: spec.optional ? '(not set)' : undefined,

@@ -6,19 +6,14 @@ import pc from 'picocolors';
 import { renderChartSvg } from '../plot/index.js';
 import {
   describeRange,
+  formatParam,
   isSimParameterError,
   type ModelDefinition,
   type ModelRun,
   parseParam,
   simModels,
 } from '../sim/index.js';
-
-const wholeNumber = (flag: string, min: number) => (text: string) => {
-  if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
-    throw new InvalidArgumentError(`${flag} must be a whole number ≥ ${min}, got "${text}"`);
-  }
-  return Number(text);
-};
+import { wholeNumber } from './whole-number.js';
 
 /**
  * A progress bar on stderr that appears only once a Monte Carlo run has taken a second, and only
@@ -83,7 +78,7 @@ export function addModelCommands(program: Command): void {
       const fallback = definition.defaults[spec.key];
       const option = new Option(
         `${spec.flag} <${spec.kind === 'choice' ? (spec.choices ?? []).join('|') : 'value'}>`,
-        `${spec.description}; ${describeRange(spec)}${fallback === undefined ? '' : ` (default ${formatDefault(fallback)})`}`,
+        `${spec.description}; ${describeRange(spec)}${fallback === undefined ? '' : ` (default ${formatParam(spec, fallback)})`}`,
       ).argParser((text: string) => {
         try {
           return parseParam(spec, text);
@@ -109,15 +104,6 @@ export function addModelCommands(program: Command): void {
       process.exitCode = runModel(definition, options);
     });
   }
-}
-
-function formatDefault(value: unknown): string {
-  if (Array.isArray(value)) {
-    return value
-      .map((item) => (typeof item === 'object' ? `${item.weight}:${item.low}-${item.high}` : String(item)))
-      .join(',');
-  }
-  return String(value);
 }
 
 /** Runs one model from parsed CLI options; returns the exit code (2 for a bad parameter). */

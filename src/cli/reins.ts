@@ -9,14 +9,7 @@ import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
 import { addModelCommands } from './model.js';
 import { traceReplay, traceShow } from './trace.js';
-
-const positiveInteger = (flag: string) => (value: string) => {
-  const parsed = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(parsed) || parsed < 1) {
-    throw new InvalidArgumentError(`${flag} takes a whole number ≥ 1, got "${value}"`);
-  }
-  return parsed;
-};
+import { wholeNumber } from './whole-number.js';
 
 const program = new Command('reins')
   .description('Production controls for LLM agents')
@@ -34,17 +27,17 @@ program
       .default('all'),
   )
   .option('--no-repeat-detection', 'turn off (tool, args) repeat detection')
-  .addOption(new Option('--max-steps <n>', 'step limit').argParser(positiveInteger('--max-steps')))
+  .addOption(new Option('--max-steps <n>', 'step limit').argParser(wholeNumber('--max-steps', 1)))
   .addOption(
     new Option('--max-context-tokens <n>', 'context budget').argParser(
-      positiveInteger('--max-context-tokens'),
+      wholeNumber('--max-context-tokens', 1),
     ),
   )
   .addOption(
     new Option(
       '--cap-results [tokens]',
       'cap each tool result (default 2000 tokens), marking what was cut',
-    ).argParser(positiveInteger('--cap-results')),
+    ).argParser(wholeNumber('--cap-results', 1)),
   )
   .option('--trace-out <file>', 'also write the trace as JSONL')
   .option('--json', 'print one JSON object per scenario')
@@ -101,8 +94,8 @@ bench
   )
   .option('--json', 'print the figures as JSON')
   .option('--redis <url>', 'Redis URL', 'redis://127.0.0.1:6379')
-  .addOption(new Option('--workers <n>', 'worker processes').argParser(positiveInteger('--workers')))
-  .addOption(new Option('--outage-ms <n>', 'outage length').argParser(positiveInteger('--outage-ms')))
+  .addOption(new Option('--workers <n>', 'worker processes').argParser(wholeNumber('--workers', 1)))
+  .addOption(new Option('--outage-ms <n>', 'outage length').argParser(wholeNumber('--outage-ms', 1)))
   .action(async (options) => {
     process.exitCode = await benchFleet(Boolean(options.json), {
       redisUrl: options.redis,
@@ -120,7 +113,7 @@ bench
   .option('--redis <url>', 'Redis URL', 'redis://127.0.0.1:6379')
   .option('--postgres <url>', 'PostgreSQL URL', 'postgres://postgres@127.0.0.1:5432/test')
   .addOption(
-    new Option('--operations <n>', 'logical charges per worker').argParser(positiveInteger('--operations')),
+    new Option('--operations <n>', 'logical charges per worker').argParser(wholeNumber('--operations', 1)),
   )
   .action(async (options) => {
     process.exitCode = await benchIdempotency(Boolean(options.json), {

@@ -120,8 +120,3 @@ export function quantileEstimates(sample: Float64Array, qs: readonly number[]): 
 export function brackets(interval: Interval, x: number): boolean {
   return interval[0] <= x && x <= interval[1];
 }
-
-/** Scales an estimate (dollars per run to dollars per thousand runs, cost to a multiplier). */
-export function scaleEstimate(estimate: Estimate, factor: number): Estimate {
-  return { value: estimate.value * factor, ci95: [estimate.ci95[0] * factor, estimate.ci95[1] * factor] };
-}

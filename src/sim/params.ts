@@ -23,7 +23,13 @@ export interface ParamSpec {
   /** May be left out (`--kept` defaults to `--result`). */
   optional?: boolean;
   /** For `custom`: how to read the flag, check a value, and name the valid form. */
-  custom?: { parse(text: string): unknown; problem(value: unknown): string | undefined; form: string };
+  custom?: {
+    parse(text: string): unknown;
+    problem(value: unknown): string | undefined;
+    /** Writes a value back in the form `parse` reads. */
+    format(value: unknown): string;
+    form: string;
+  };
   /** A sensible slider range for the lab, when it differs from the valid range. */
   slider?: { min: number; max: number; step: number };
 }
@@ -179,6 +185,23 @@ export function parseParam(spec: ParamSpec, text: string): unknown {
   return value;
 }
 
+/** Writes a value the way its flag takes it (`0.85:1-6,0.1:6-30`, `5,5,3`): the inverse of {@link parseParam}. */
+export function formatParam(spec: ParamSpec, value: unknown): string {
+  if (value === undefined) return '';
+  if (spec.kind === 'custom' && spec.custom) return spec.custom.format(value);
+  if (Array.isArray(value)) return value.map(String).join(',');
+  return String(value);
+}
+
+/** The defaults with every given value that is not `undefined` laid over them (no checks). */
+export function withDefaults<P extends object>(defaults: P, given: Partial<P> | undefined): P {
+  const params = { ...defaults };
+  for (const [key, value] of Object.entries(given ?? {})) {
+    if (value !== undefined) (params as Record<string, unknown>)[key] = value;
+  }
+  return params;
+}
+
 /**
  * Fills in defaults and checks every parameter of a model; `cross` checks rules that join two
  * parameters (restart needs p < 1). Returns the complete parameter object.
@@ -195,10 +218,7 @@ export function resolveParams<P extends object>(
       throw new ConfigurationError(key, `is not a parameter of this model (known: ${[...known].join(', ')})`);
     }
   }
-  const params = { ...defaults } as P;
-  for (const [key, value] of Object.entries(given ?? {})) {
-    if (value !== undefined) (params as Record<string, unknown>)[key] = value;
-  }
+  const params = withDefaults(defaults, given);
   for (const spec of specs) checkParam(spec, (params as Record<string, unknown>)[spec.key]);
   const problem = cross?.(params);
   if (problem) {

@@ -11,15 +11,9 @@ import { digestCost, digestDefaults, digestParamSpecs } from '../models/digest.j
 import { loopCost, loopCostDefaults, loopCostParamSpecs, loopCostSteps } from '../models/loop-cost.js';
 import { quadraticCost, quadraticDefaults, quadraticParamSpecs } from '../models/quadratic.js';
 import { routingCost, routingDefaults, routingParamSpecs } from '../models/routing.js';
+import { withDefaults } from '../params.js';
 import { int, pct, times, usd } from './format.js';
 import { defineModel } from './types.js';
-
-const withDefaults = <P extends object>(defaults: P, given: Partial<P>): P => {
-  const params = { ...defaults };
-  for (const [key, value] of Object.entries(given))
-    if (value !== undefined) (params as Record<string, unknown>)[key] = value;
-  return params;
-};
 
 export const quadraticModel = defineModel({
   name: 'quadratic',

@@ -23,6 +23,7 @@ import {
   timeoutMonteCarlo,
   timeoutParamSpecs,
 } from '../models/timeout.js';
+import { withDefaults } from '../params.js';
 import { int, num, pct, range, times, usd } from './format.js';
 import { defineModel } from './types.js';
 
@@ -119,7 +120,7 @@ export const cascadeModel = defineModel({
   run(given, options) {
     const exact = cascadeExact(given);
     const monteCarlo = cascadeMonteCarlo(given, options);
-    const params = { ...cascadeDefaults, ...given };
+    const params = withDefaults(cascadeDefaults, given);
     const lengths = [4, 8, 16, 25]
       .filter((n) => n !== params.steps)
       .concat(params.steps)
@@ -195,7 +196,7 @@ export const latencyModel = defineModel({
   run(given, options) {
     const exact = latencyExact(given);
     const monteCarlo = latencyMonteCarlo(given, options);
-    const params = { ...latencyDefaults, ...given };
+    const params = withDefaults(latencyDefaults, given);
     const ms = (x: number) => `${Math.round(x)} ms`;
     const statRow = (label: string, stats: typeof monteCarlo.run) => [
       label,
@@ -262,7 +263,7 @@ export const compactionModel = defineModel({
   run(given, options) {
     const exact = compactionExact(given);
     const monteCarlo = compactionMonteCarlo(given, options);
-    const params = { ...compactionDefaults, ...given };
+    const params = withDefaults(compactionDefaults, given);
     const other = params.policy === 'recency' ? 'salience' : 'recency';
     const survival = (policy: 'recency' | 'salience') =>
       compactionSurvivalCurve({
@@ -316,7 +317,7 @@ export const timeoutModel = defineModel({
   run(given, options) {
     const exact = timeoutExact(given);
     const monteCarlo = timeoutMonteCarlo(given, options);
-    const params = { ...timeoutDefaults, ...given };
+    const params = withDefaults(timeoutDefaults, given);
     const points = exact.curve.map((point, i) => ({
       ...point,
       monteCarloCostUsd: monteCarlo.curve[i]?.monteCarloCostUsd ?? Number.NaN,

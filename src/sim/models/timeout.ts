@@ -87,6 +87,10 @@ export const timeoutParamSpecs: readonly ParamSpec[] = [
     custom: {
       parse: parseDurations,
       problem: durationsProblem,
+      format: (value) =>
+        (value as DurationBucket[])
+          .map((bucket) => `${bucket.weight}:${bucket.low}-${bucket.high}`)
+          .join(','),
       form: 'weight:low-high buckets (e.g. 0.85:1-6,0.1:6-30,0.05:120-300) whose weights sum to 1',
     },
   },
