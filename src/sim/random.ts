@@ -38,7 +38,7 @@ const TAIL = 3.442619855899;
 }
 
 /**
- * mulberry32 for uniforms (the same stream as `seededRandom` in reins/testing) and the ziggurat for
+ * mulberry32 for uniforms (`seededRandom` in reins/testing is this stream) and the ziggurat for
  * normals: about 3 ns and 6 ns a draw, where Box–Muller's log, sqrt, sin and cos cost ~50 ns.
  */
 class Mulberry32 implements SimRandom {

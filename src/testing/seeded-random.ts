@@ -1,3 +1,4 @@
+import { simRandom } from '../sim/random.js';
 import type { RandomSource } from '../time/clock.js';
 
 /**
@@ -9,14 +10,9 @@ import type { RandomSource } from '../time/clock.js';
  * random(); // always the same first value for seed 42
  */
 export function seededRandom(seed: number): RandomSource {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  // One mulberry32 in the project: the simulators' generator, whose state lives in a typed slot.
+  const source = simRandom(seed);
+  return () => source.uniform();
 }
 
 /** A whole number in [min, max] from a random source. */
