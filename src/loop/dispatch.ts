@@ -268,6 +268,10 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
       }
 
       const approved = verdict?.decision === 'approve' || verdict?.decision === 'edit';
+      const askPerson = (cause: 'confirm' | 'tainted_context', untrustedArguments: string[]): CallPlan => ({
+        kind: 'approval',
+        request: { callId: call.id, tool: tool.name, input, effect: tool.effect, cause, untrustedArguments },
+      });
       if (!approved) {
         if (tool.autonomy === 'never') {
           return handoff(
@@ -283,19 +287,7 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
             input,
           );
         }
-        if (tool.autonomy === 'confirm') {
-          return {
-            kind: 'approval',
-            request: {
-              callId: call.id,
-              tool: tool.name,
-              input,
-              effect: tool.effect,
-              cause: 'confirm',
-              untrustedArguments: [],
-            },
-          };
-        }
+        if (tool.autonomy === 'confirm') return askPerson('confirm', []);
         if (options.taint.enabled && tool.requiresTrustedContext && taint.tainted) {
           const untrustedArguments = taint.untrustedArguments(input, tool.sensitiveArguments);
           const allowListed = options.taint.allowWhileTainted.some((entry) =>
@@ -327,17 +319,7 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
                 true,
               );
             }
-            return {
-              kind: 'approval',
-              request: {
-                callId: call.id,
-                tool: tool.name,
-                input,
-                effect: tool.effect,
-                cause: 'tainted_context',
-                untrustedArguments,
-              },
-            };
+            return askPerson('tainted_context', untrustedArguments);
           }
         }
       }
