@@ -1,1 +1,2 @@
+export * from './checkpoint-delta.js';
 export * from './checkpoint-store.js';

@@ -1,4 +1,4 @@
-import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { DriftOptions } from '../controls/drift-monitor.js';
 import type { PriceTable } from '../controls/price.js';
 import { ConfigurationError } from '../errors/reins-error.js';
@@ -122,7 +122,7 @@ export interface RunOptions {
   /** Where trace events go. */
   trace?: TraceSink | readonly TraceSink[];
   /** Saves a {@link RunState} after every step. */
-  checkpoint?: CheckpointStore;
+  checkpoint?: AnyCheckpointStore;
   /** Aborting ends the run as `cancelled` and aborts running tools. */
   signal?: AbortSignal;
   /** @default systemClock */

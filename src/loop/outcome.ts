@@ -61,7 +61,14 @@ export type Outcome =
    * The run paused: these calls need a person's verdict. Nothing in their batch ran. Pass verdicts
    * to `resumeAgent(result.state, { ...options, approvals })` to continue.
    */
-  | { kind: 'awaiting_approval'; requests: ApprovalRequest[] };
+  | { kind: 'awaiting_approval'; requests: ApprovalRequest[] }
+  /**
+   * Nothing ran: the state passed to `resumeAgent` was already continued (a second resume of the
+   * same state, a retried webhook, a second worker), so its checkpoint revision had moved on.
+   * `currentRevision` is the store's, or null when the refusal came from this process's memory of
+   * resumed states (no store). Load the latest state to see how the run went.
+   */
+  | { kind: 'stale_state'; revision: number; currentRevision: number | null };
 
 /** Where a `hard_error` came from. */
 export type HardErrorSource =
@@ -70,7 +77,19 @@ export type HardErrorSource =
   | 'malformed_response'
   | 'tool'
   | 'checkpoint'
-  | 'trace';
+  | 'trace'
+  /** A tool's `preconditions` threw (a precondition that fails returns problems instead). */
+  | 'precondition'
+  /** A tool's input schema threw while validating (a zod `.refine` that throws, say). */
+  | 'schema'
+  /** A tool's output schema or `invariants` threw. */
+  | 'invariant'
+  /** An `allowWhileTainted[].when` predicate threw. */
+  | 'predicate'
+  | 'world_state'
+  | 'prepare_step'
+  /** The account spend limiter (`accountSpend.limiter`) threw. */
+  | 'limiter';
 
 /** Every outcome kind, for exhaustive checks and dashboards. */
 export const outcomeKinds = [
@@ -84,6 +103,7 @@ export const outcomeKinds = [
   'truncated',
   'refused',
   'awaiting_approval',
+  'stale_state',
 ] as const satisfies readonly Outcome['kind'][];
 
 /** A one-line description of an outcome, for logs and the CLI. */
@@ -111,6 +131,8 @@ export function describeOutcome(outcome: Outcome): string {
       return 'refused';
     case 'awaiting_approval':
       return `awaiting_approval: ${outcome.requests.map((request) => `${request.tool} (${request.cause})`).join(', ')}`;
+    case 'stale_state':
+      return `stale_state: this state (revision ${outcome.revision}) was already resumed${outcome.currentRevision === null ? '' : `; the checkpoint is at revision ${outcome.currentRevision}`}; nothing ran`;
   }
 }
 

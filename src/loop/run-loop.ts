@@ -1,4 +1,4 @@
-import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { DriftMonitor, type DriftVerdict } from '../controls/drift-monitor.js';
 import { costUsdOf, type PriceTable, priceFor } from '../controls/price.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
@@ -70,7 +70,7 @@ export interface LoopSetup {
   counter: PrefillCounter;
   clock: Clock;
   sinks: readonly TraceSink[];
-  checkpoint: CheckpointStore | undefined;
+  checkpoint: AnyCheckpointStore | undefined;
   signal: AbortSignal | undefined;
   prices: PriceTable | undefined;
   worldState: ((context: WorldStateContext) => string | Promise<string>) | undefined;
@@ -174,7 +174,7 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
   const save = async (state: RunState): Promise<void> => {
     if (!setup.checkpoint) return;
     try {
-      await setup.checkpoint.save(state);
+      await (setup.checkpoint as { save(state: RunState): unknown }).save(state);
     } catch (thrown) {
       throw new CheckpointFailure('checkpoint save failed', { cause: thrown });
     }

@@ -42,6 +42,20 @@ export interface RunState {
   toolStats?: Record<string, ToolStats>;
   /** Actions drafted or proposed for a person instead of performed. */
   handoffs?: Handoff[];
+  /**
+   * The checkpoint revision this state is at: bumped at every checkpoint, with or without a store.
+   * A resume claims `revision + 1` before anything runs, so one state is continued at most once.
+   * Absent in states written before revisions existed (read as 0).
+   */
+  revision?: number;
+  /** Where this run's trace goes on: absent in states written before segments existed. */
+  trace?: TraceCursor;
+}
+
+/** A run's place in its trace: the segment written last, and the `seq` the next event takes. */
+export interface TraceCursor {
+  segment: number;
+  nextSeq: number;
 }
 
 /** A step's tool calls waiting on a person. */

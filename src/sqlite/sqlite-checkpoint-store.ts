@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { LegacyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { parseRunState, type RunState } from '../loop/run-state.js';
 import { openDatabase, type SqliteTarget } from './open-database.js';
 
@@ -11,7 +11,7 @@ export type SqliteCheckpointStoreOptions = SqliteTarget;
  * WAL mode with `synchronous = FULL`, so a saved step survives a killed process and a power cut, and
  * several processes on one machine can share the file.
  */
-export class SqliteCheckpointStore implements CheckpointStore {
+export class SqliteCheckpointStore implements LegacyCheckpointStore {
   readonly #db: BetterSqlite3.Database;
   readonly #owned: boolean;
   readonly #save: BetterSqlite3.Statement<[string, string, number, string, number]>;
