@@ -1,12 +1,28 @@
 /**
  * Validation plus dispatch overhead per tool call, for a 10-field zod schema: reins' dispatcher
  * (size and key checks, schema validation, authorization, preconditions, autonomy and taint checks,
- * timeout, output serialization) against calling the function directly.
+ * timeout, output serialization) against calling the function directly. Two cases:
+ *
+ *   clean    a trusted-output tool, nothing untrusted in the context
+ *   tainted  untrusted content is in the context (`ledger.noteResult(true, [])`) and the tool's own
+ *            output is untrusted: every call goes through the taint guard (provenance of all 10
+ *            fields checked against the user's words, a `taint-check` event) and its result is
+ *            delimited
+ *
+ * Each call is planned (`dispatcher.plan`) and executed (`plan.execute(runtime)`) on a minimal
+ * batch runtime: a deadline list and abort listeners, no timer (the batch runner arms one timer per
+ * batch; that is not counted here). Imports the source, so no build is needed.
  *
  *   npm run bench:dispatch     (or: npx tsx bench/dispatch-overhead.ts [--calls 50000] [--rounds 7])
  */
-import { approxTokenEstimator, defineTool, liveDispatcher, systemClock, TaintLedger } from 'reins';
 import { z } from 'zod';
+import { canonicalJson } from '../src/controls/canonical-json.js';
+import { TaintLedger } from '../src/controls/taint-ledger.js';
+import type { CallRuntime, PlanRequest } from '../src/loop/call-plan.js';
+import { type Dispatcher, liveDispatcher } from '../src/loop/dispatch.js';
+import { systemClock } from '../src/time/clock.js';
+import { approxTokenEstimator } from '../src/tokens/token-estimator.js';
+import { type AnyTool, defineTool } from '../src/tools/define-tool.js';
 import { median } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -29,31 +45,62 @@ const input = z.object({
 });
 type Input = z.infer<typeof input>;
 const execute = async (value: Input) => ({ ok: true, orderId: value.orderId, amountUsd: value.amountUsd });
-const tool = defineTool({
+const common = { effect: 'write', scopes: ['credits:write'], input, execute } as const;
+const trustedTool = defineTool({
+  ...common,
   name: 'issue_credit',
   description: 'Issue a store credit.',
-  effect: 'write',
   trustedOutput: true,
-  scopes: ['credits:write'],
-  input,
-  execute,
 });
-const dispatcher = liveDispatcher({
-  tools: new Map([[tool.name, tool]]),
-  actor: { id: 'agent-user', scopes: ['credits:write'] },
-  authorize: ({ tool: t, actor }) =>
-    t.scopes.every((scope) => actor?.scopes?.includes(scope))
-      ? { allow: true }
-      : { allow: false, reason: 'scope' },
-  clock: systemClock,
-  runId: 'bench',
-  toolTimeoutMs: 30_000,
-  maxResultTokens: 10_000,
-  maxInputChars: 262_144,
-  writesDisabled: false,
-  taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [] },
-  estimator: approxTokenEstimator,
+// Untrusted output, and (as a write) it needs trusted context: the taint guard checks every field.
+const untrustedTool = defineTool({
+  ...common,
+  name: 'issue_partner_credit',
+  description: 'Issue a credit through a partner system.',
 });
+
+function dispatcherFor(tool: AnyTool): Dispatcher {
+  return liveDispatcher({
+    tools: new Map([[tool.name, tool]]),
+    actor: { id: 'agent-user', scopes: ['credits:write'] },
+    authorize: ({ tool: t, actor }) =>
+      t.scopes.every((scope) => actor?.scopes?.includes(scope))
+        ? { allow: true }
+        : { allow: false, reason: 'scope' },
+    clock: systemClock,
+    runId: 'bench',
+    toolTimeoutMs: 30_000,
+    maxResultTokens: 10_000,
+    maxInputChars: 262_144,
+    writesDisabled: false,
+    taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [] },
+    estimator: approxTokenEstimator,
+  });
+}
+
+/** One batch's runtime, reduced to what a call registers: deadlines and abort callbacks. */
+function minimalRuntime(): CallRuntime {
+  const deadlines = new Set<() => void>();
+  const listeners = new Set<() => void>();
+  let controller: AbortController | undefined;
+  return {
+    get signal() {
+      controller ??= new AbortController();
+      return controller.signal;
+    },
+    aborted: false,
+    deadline(_ms, onTimeout) {
+      deadlines.add(onTimeout);
+      return () => deadlines.delete(onTimeout);
+    },
+    onAbort(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    now: () => performance.now(),
+  };
+}
+
 const value: Input = {
   orderId: 'O-1001',
   customerId: 'C-77',
@@ -65,10 +112,43 @@ const value: Input = {
   tags: ['late', 'vip'],
   requestedBy: 'ops@corp.example',
 };
+// The loop serializes each call's input once (repeat detection needs it) and shares it with dispatch.
+const canonicalInput = canonicalJson(value);
 const signal = new AbortController().signal;
-const taint = new TaintLedger();
 const terminal = new Set<string>();
-const emit = async () => {};
+const emit = () => {};
+
+const cleanLedger = new TaintLedger();
+const taintedLedger = new TaintLedger();
+// Every argument comes from the user's words, so the guard lets the call run (verdict `provenance`).
+taintedLedger.noteTrustedText(
+  'Please issue a USD 12.5 credit for order O-1001, customer C-77, reason: Late delivery; notify, priority 2, tags late and vip, requested by ops@corp.example.',
+);
+taintedLedger.noteResult(true, []);
+
+interface Case {
+  name: string;
+  dispatcher: Dispatcher;
+  tool: string;
+  taint: TaintLedger;
+  untrusted: boolean;
+}
+const cases: Case[] = [
+  {
+    name: 'clean',
+    dispatcher: dispatcherFor(trustedTool),
+    tool: trustedTool.name,
+    taint: cleanLedger,
+    untrusted: false,
+  },
+  {
+    name: 'tainted',
+    dispatcher: dispatcherFor(untrustedTool),
+    tool: untrustedTool.name,
+    taint: taintedLedger,
+    untrusted: true,
+  },
+];
 
 async function direct(): Promise<number> {
   const started = performance.now();
@@ -76,33 +156,47 @@ async function direct(): Promise<number> {
   return performance.now() - started;
 }
 
-async function reins(): Promise<number> {
+async function reins({ dispatcher, tool, taint, untrusted }: Case): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < calls; i++) {
-    const call = { type: 'tool_use' as const, id: `c${i}`, name: 'issue_credit', input: value };
-    const plan = await dispatcher.plan({ call, step: 1, verdict: undefined, taint, terminal, signal }, emit);
+    const request: PlanRequest = {
+      call: { type: 'tool_use', id: `c${i}`, name: tool, input: value },
+      canonicalInput,
+      step: 1,
+      verdict: undefined,
+      taint,
+      terminal,
+      offered: undefined,
+      signal,
+    };
+    const planned = dispatcher.plan(request, emit);
+    const plan = planned instanceof Promise ? await planned : planned;
     if (plan.kind !== 'execute') throw new Error(`unexpected plan ${plan.kind}`);
-    const settlement = await plan.execute(signal);
+    const settlement = await plan.execute(minimalRuntime());
     if (settlement.status !== 'ok') throw new Error(settlement.content);
+    if (settlement.untrusted !== untrusted) throw new Error('unexpected trust on the result');
   }
   return performance.now() - started;
 }
 
 await direct();
-await reins();
+for (const entry of cases) await reins(entry);
 const directUs: number[] = [];
-const reinsUs: number[] = [];
+const reinsUs = new Map<string, number[]>(cases.map((entry) => [entry.name, []]));
 for (let round = 0; round < rounds; round++) {
   directUs.push(((await direct()) * 1_000) / calls);
-  reinsUs.push(((await reins()) * 1_000) / calls);
+  for (const entry of cases) reinsUs.get(entry.name)?.push(((await reins(entry)) * 1_000) / calls);
 }
 const d = median(directUs);
-const r = median(reinsUs);
 console.log(
   `\nTool dispatch overhead, 10-field schema (median of ${rounds} rounds × ${calls.toLocaleString('en-US')} calls)`,
 );
-console.log(`  direct call              ${d.toFixed(2).padStart(8)} µs/call`);
-console.log(`  reins validate+dispatch  ${r.toFixed(2).padStart(8)} µs/call   ${(r / d).toFixed(1)}× direct`);
-console.log(
-  `  overhead                 ${(r - d).toFixed(2).padStart(8)} µs/call   goal ≤ 20 µs: ${r - d <= 20 ? 'met' : 'NOT met'}`,
-);
+console.log(`  direct call                       ${d.toFixed(2).padStart(8)} µs/call`);
+for (const entry of cases) {
+  const r = median(reinsUs.get(entry.name) ?? []);
+  const label = `reins validate+dispatch, ${entry.name}`.padEnd(33);
+  console.log(`  ${label} ${r.toFixed(2).padStart(8)} µs/call   ${(r / d).toFixed(1)}× direct`);
+  console.log(
+    `  ${'  overhead'.padEnd(33)} ${(r - d).toFixed(2).padStart(8)} µs/call   goal ≤ 20 µs: ${r - d <= 20 ? 'met' : 'NOT met'}`,
+  );
+}

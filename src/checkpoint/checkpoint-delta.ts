@@ -120,3 +120,79 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
   if (repeatCounts) state.repeatCounts = [...repeatCounts];
   return state;
 }
+
+/** Structural equality of JSON values (what a checkpoint keeps), in one pass over both. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left).filter((key) => left[key] !== undefined);
+  if (keys.length !== Object.keys(right).filter((key) => right[key] !== undefined).length) return false;
+  for (const key of keys) if (!jsonEqual(left[key], right[key])) return false;
+  return true;
+}
+
+/** The new tail of a list: cut at the first item that differs, then what `next` has from there. */
+function appendedSince<T>(previous: readonly T[] | undefined, next: readonly T[] | undefined): Appended<T> {
+  const before = previous ?? [];
+  const after = next ?? [];
+  let from = 0;
+  const common = Math.min(before.length, after.length);
+  while (from < common && jsonEqual(before[from], after[from])) from++;
+  return { from, items: after.slice(from) };
+}
+
+/**
+ * The delta that takes `previous` to `next`, for `revision = (previous.revision ?? 0) + 1`, in one
+ * pass over both (for tests and tools; the loop builds its deltas as it goes). Lists carry their
+ * tail after the longest common prefix (so a truncated list is cut, then refilled); repeat counts
+ * and tool stats carry the entries whose value differs. What a delta cannot say is not said: a
+ * repeat count or tool stat that disappears, taint that goes back to none, or a change of `runId`,
+ * `system` or `startedAt` (write a snapshot for those). A state without `trace` gets
+ * `{ segment: 0, nextSeq: 0 }`.
+ */
+export function diffRunStates(previous: RunState, next: RunState): CheckpointDelta {
+  const before = new Map(previous.repeatCounts);
+  const repeatCounts: [string, number][] = [];
+  for (const [key, count] of next.repeatCounts)
+    if (before.get(key) !== count) repeatCounts.push([key, count]);
+  const toolStats: Record<string, ToolStats> = {};
+  const previousStats = previous.toolStats ?? {};
+  for (const [tool, stats] of Object.entries(next.toolStats ?? {}))
+    if (!jsonEqual(previousStats[tool], stats)) toolStats[tool] = stats;
+  return {
+    revision: (previous.revision ?? 0) + 1,
+    status: next.status,
+    step: next.step,
+    completedMessages: next.completedMessages,
+    usage: next.usage,
+    billedTokens: next.billedTokens,
+    costUsd: next.costUsd,
+    contextTokens: next.contextTokens,
+    toolErrors: next.toolErrors,
+    elapsedMs: next.elapsedMs,
+    updatedAt: next.updatedAt,
+    outcome: next.outcome,
+    pending: next.pending ?? null,
+    drift: next.drift,
+    trace: next.trace ?? { segment: 0, nextSeq: 0 },
+    messages: appendedSince(previous.messages, next.messages),
+    repeatCounts,
+    taint: next.taint
+      ? {
+          untrustedResults: next.taint.untrustedResults,
+          trustedValues: appendedSince(previous.taint?.trustedValues, next.taint.trustedValues),
+        }
+      : null,
+    terminalFailures: appendedSince(previous.terminalFailures, next.terminalFailures),
+    toolStats,
+    handoffs: appendedSince(previous.handoffs, next.handoffs),
+  };
+}

@@ -35,6 +35,7 @@ export async function demo(which: ScenarioName | 'all', flags: DemoFlags): Promi
     const sink = flags.traceOut
       ? jsonlTraceSink(
           names.length > 1 ? flags.traceOut.replace(/(\.jsonl)?$/, `.${name}.jsonl`) : flags.traceOut,
+          { mode: 'truncate' },
         )
       : undefined;
     if (sink) overrides.trace = sink;

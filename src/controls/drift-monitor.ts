@@ -35,6 +35,28 @@ export function actionFingerprint(tool: string, input: unknown): string {
   return `${tool}:${canonicalJson(normalize(input))}`;
 }
 
+/**
+ * {@link actionFingerprint} from the canonical JSON of the input, already computed for the repeat
+ * key: each string value is normalized in place of walking and serializing the input again.
+ */
+export function actionFingerprintOfCanonical(tool: string, canonical: string): string {
+  if (canonical.indexOf('"') < 0) return `${tool}:${canonical}`;
+  let out = '';
+  let copied = 0;
+  for (let at = canonical.indexOf('"'); at >= 0; ) {
+    let end = at + 1;
+    while (canonical.charCodeAt(end) !== 34) end += canonical.charCodeAt(end) === 92 ? 2 : 1;
+    // A string followed by ':' is a key; keys are kept as they are.
+    if (canonical.charCodeAt(end + 1) !== 58) {
+      const value = JSON.parse(canonical.slice(at, end + 1)) as string;
+      out += canonical.slice(copied, at) + JSON.stringify(normalize(value));
+      copied = end + 1;
+    }
+    at = canonical.indexOf('"', end + 1);
+  }
+  return `${tool}:${out}${canonical.slice(copied)}`;
+}
+
 function normalize(value: unknown): unknown {
   if (typeof value === 'string') {
     return value.trim().toLowerCase().replace(/\s+/g, ' ').replace(/["'`]/g, '');
@@ -66,7 +88,12 @@ export class DriftMonitor {
   }
 
   recordAction(tool: string, input: unknown): void {
-    this.#actions.push(actionFingerprint(tool, input));
+    this.recordFingerprint(actionFingerprint(tool, input));
+  }
+
+  /** Records an action by its fingerprint ({@link actionFingerprintOfCanonical}). */
+  recordFingerprint(fingerprint: string): void {
+    this.#actions.push(fingerprint);
     if (this.#actions.length > this.window) this.#actions.shift();
   }
 

@@ -31,10 +31,32 @@ export class RepeatDetector {
 
   /** Counts the proposal and says whether it crossed the limit. */
   check(tool: string, input: unknown): RepeatCheck {
-    const key = repeatKey(tool, input);
+    return this.checkKey(repeatKey(tool, input));
+  }
+
+  /** {@link check} for a key already built (`tool:canonicalJson(input)`), so it is serialized once. */
+  checkKey(key: string): RepeatCheck {
     const count = (this.#counts.get(key) ?? 0) + 1;
     this.#counts.set(key, count);
+    this.#changed?.add(key);
     return { key, count, repeated: count >= this.limit };
+  }
+
+  #changed: Set<string> | undefined;
+
+  /** Starts recording which keys change, for checkpoint deltas. */
+  trackChanges(): void {
+    this.#changed ??= new Set();
+  }
+
+  /** The entries changed since the last call (with {@link trackChanges} on), and forgets them. */
+  takeChanges(): [string, number][] {
+    const changed = this.#changed;
+    if (!changed || changed.size === 0) return [];
+    const out: [string, number][] = [];
+    for (const key of changed) out.push([key, this.#counts.get(key) as number]);
+    changed.clear();
+    return out;
   }
 
   /** The counts, for a serialized run state. */

@@ -45,11 +45,29 @@ const wordChar = /[a-z0-9]/;
 export class TaintLedger {
   #untrusted: number;
   readonly #trustedValues: Set<string>;
+  /** The same values in the order they arrived, so a checkpoint writes only the new ones. */
+  readonly #trustedList: string[];
   #trustedText = '';
 
   constructor(state?: TaintState) {
     this.#untrusted = state?.untrustedResults ?? 0;
     this.#trustedValues = new Set(state?.trustedValues ?? []);
+    this.#trustedList = [...this.#trustedValues];
+  }
+
+  /** Untrusted results seen so far. */
+  get untrustedResults(): number {
+    return this.#untrusted;
+  }
+
+  /** How many trusted values the ledger holds. */
+  get trustedValueCount(): number {
+    return this.#trustedList.length;
+  }
+
+  /** Trusted values from position `from` on, in arrival order. */
+  trustedValuesFrom(from: number): string[] {
+    return this.#trustedList.slice(from);
   }
 
   /** True while any untrusted result is in the context. */
@@ -64,8 +82,12 @@ export class TaintLedger {
   noteResult(untrusted: boolean, trustedValues: readonly unknown[]): void {
     if (untrusted) this.#untrusted++;
     for (const value of trustedValues) {
-      if (typeof value === 'string' || typeof value === 'number')
-        this.#trustedValues.add(normalize(String(value)));
+      if (typeof value === 'string' || typeof value === 'number') {
+        const text = normalize(String(value));
+        if (this.#trustedValues.has(text)) continue;
+        this.#trustedValues.add(text);
+        this.#trustedList.push(text);
+      }
     }
   }
 
@@ -94,6 +116,6 @@ export class TaintLedger {
   }
 
   state(): TaintState {
-    return { untrustedResults: this.#untrusted, trustedValues: [...this.#trustedValues] };
+    return { untrustedResults: this.#untrusted, trustedValues: [...this.#trustedList] };
   }
 }

@@ -3,5 +3,5 @@ export * from './dispatch.js';
 export * from './options.js';
 export * from './outcome.js';
 export { giveUpDefinition, resolveLimits, resumeAgent, runAgent } from './run-agent.js';
-export type { RunResult } from './run-loop.js';
+export type { RunResult } from './run-result.js';
 export * from './run-state.js';

@@ -3,7 +3,7 @@ import type { DriftOptions } from '../controls/drift-monitor.js';
 import type { PriceTable } from '../controls/price.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { Message } from '../model/content.js';
-import type { Model } from '../model/model.js';
+import type { Model, ToolDefinition } from '../model/model.js';
 import type { SpendLimiter } from '../resilience/spend-limiter.js';
 import type { Clock, IdGenerator } from '../time/clock.js';
 import type { TokenEstimator } from '../tokens/token-estimator.js';
@@ -35,6 +35,48 @@ export interface WorldStateContext {
   step: number;
   messages: readonly Message[];
 }
+
+/** What `prepareStep` is shown before a model call. Read-only: return changes instead. */
+export interface PrepareStepContext {
+  runId: string;
+  step: number;
+  /** True on the final-answer call at the step limit (tools disabled). */
+  final: boolean;
+  /** The full, append-only transcript. */
+  messages: readonly Message[];
+  system: string;
+  /** Every tool the run may offer. */
+  tools: readonly ToolDefinition[];
+  model: Model;
+  toolChoice: 'auto' | 'none';
+  maxOutputTokens: number | undefined;
+  /** The estimated prefill of the request as it stands. */
+  contextTokens: number;
+  billedTokens: number;
+  costUsd: number;
+}
+
+/**
+ * Changes to one model call. Every field is optional; each change is recorded as a `step-prepare`
+ * trace event and replays. The transcript itself is never rewritten: `messages` replaces what this
+ * call sends, not the history.
+ */
+export interface PrepareStepResult {
+  /** The messages to send instead of the whole transcript (a context policy's window). */
+  messages?: Message[];
+  system?: string;
+  /** Offer only these tools (names from the run's tools); a call to any other is refused as unknown. */
+  activeTools?: readonly string[];
+  /** Call this model for this step (routing). */
+  model?: Model;
+  toolChoice?: 'auto' | 'none';
+  maxOutputTokens?: number;
+}
+
+/** The extension point before each model call: context policies, routing and telemetry plug in here. */
+export type PrepareStep = (
+  context: PrepareStepContext,
+) => PrepareStepResult | undefined | void | Promise<PrepareStepResult | undefined | void>;
 
 /** The taint guard: untrusted content in the context stops privileged calls it could have steered. */
 export interface TaintOptions {
@@ -121,6 +163,11 @@ export interface RunOptions {
   estimator?: TokenEstimator;
   /** Where trace events go. */
   trace?: TraceSink | readonly TraceSink[];
+  /**
+   * Called before every model call; may replace the messages sent, the tools offered, the model and
+   * its settings for that call. A throw ends the run `hard_error` (source `prepare_step`).
+   */
+  prepareStep?: PrepareStep;
   /** Saves a {@link RunState} after every step. */
   checkpoint?: AnyCheckpointStore;
   /** Aborting ends the run as `cancelled` and aborts running tools. */
@@ -196,6 +243,7 @@ export function validateRunOptions(options: RunOptions): void {
   if (options.maxSpendUsd !== undefined && options.prices === undefined) {
     throw new ConfigurationError('maxSpendUsd', 'needs a price table in `prices` to turn tokens into USD');
   }
+  validateShapes(options);
   const names = new Set<string>();
   for (const tool of options.tools ?? []) {
     if (typeof tool?.execute !== 'function' || typeof tool.validate !== 'function') {
@@ -217,6 +265,84 @@ export function validateRunOptions(options: RunOptions): void {
   if (typeof options.input !== 'string' && !Array.isArray(options.input)) {
     throw new ConfigurationError('input', 'must be a string or an array of messages');
   }
+}
+
+const optionalFunctions = ['authorize', 'worldState', 'prepareStep'] as const;
+
+/** The non-numeric options: each wrong type is one labeled error naming its field. */
+function validateShapes(options: RunOptions): void {
+  if (options.tools !== undefined && !Array.isArray(options.tools))
+    throw new ConfigurationError('tools', `must be an array of tools, got ${typeof options.tools}`);
+  if (options.system !== undefined && typeof options.system !== 'string')
+    throw new ConfigurationError('system', `must be a string, got ${typeof options.system}`);
+  if (Array.isArray(options.input)) options.input.forEach(validateMessage);
+  for (const name of optionalFunctions) {
+    if (options[name] !== undefined && typeof options[name] !== 'function')
+      throw new ConfigurationError(name, `must be a function, got ${typeof options[name]}`);
+  }
+  const actor = options.actor as { id?: unknown; scopes?: unknown } | undefined;
+  if (actor !== undefined) {
+    if (typeof actor !== 'object' || actor === null || typeof actor.id !== 'string')
+      throw new ConfigurationError('actor', 'must be an object with a string id');
+    if (
+      actor.scopes !== undefined &&
+      (!Array.isArray(actor.scopes) || !actor.scopes.every((scope) => typeof scope === 'string'))
+    )
+      throw new ConfigurationError('actor.scopes', 'must be an array of strings');
+  }
+  for (const [model, price] of Object.entries(options.prices ?? {})) {
+    for (const field of [
+      'inputUsdPerMillionTokens',
+      'outputUsdPerMillionTokens',
+      'cacheReadUsdPerMillionTokens',
+      'cacheWriteUsdPerMillionTokens',
+    ] as const) {
+      const value = (price as unknown as Partial<Record<string, unknown>> | null)?.[field];
+      if (value === undefined && field.startsWith('cache')) continue;
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+        throw new ConfigurationError(
+          `prices.${model}.${field}`,
+          `must be a number ≥ 0, got ${String(value)}`,
+        );
+    }
+  }
+  if (typeof options.giveUpTool === 'object' && options.giveUpTool !== null) {
+    const name = (options.giveUpTool as { name?: unknown }).name;
+    if (typeof name !== 'string' || name.trim() === '')
+      throw new ConfigurationError('giveUpTool.name', 'must be a non-empty string');
+  }
+  if (options.approvals !== undefined) {
+    if (!Array.isArray(options.approvals))
+      throw new ConfigurationError('approvals', 'must be an array of verdicts');
+    options.approvals.forEach((verdict, index) => {
+      const typed = verdict as { approvalId?: unknown; decision?: unknown } | null;
+      if (
+        typeof typed?.approvalId !== 'string' ||
+        !['approve', 'deny', 'edit'].includes(String(typed.decision))
+      )
+        throw new ConfigurationError(
+          `approvals.${index}`,
+          "must be { approvalId: string, decision: 'approve' | 'deny' | 'edit' }",
+        );
+    });
+  }
+}
+
+function validateMessage(message: unknown, index: number): void {
+  const typed = message as { role?: unknown; content?: unknown } | null;
+  if (typeof typed !== 'object' || typed === null)
+    throw new ConfigurationError(`input.${index}`, 'must be a message object');
+  if (typed.role !== 'user' && typed.role !== 'assistant')
+    throw new ConfigurationError(
+      `input.${index}.role`,
+      `must be 'user' or 'assistant', got ${String(typed.role)}`,
+    );
+  if (!Array.isArray(typed.content))
+    throw new ConfigurationError(`input.${index}.content`, 'must be an array of content blocks');
+  typed.content.forEach((block: unknown, at: number) => {
+    if (typeof block !== 'object' || block === null || typeof (block as { type?: unknown }).type !== 'string')
+      throw new ConfigurationError(`input.${index}.content.${at}`, 'must be a content block with a type');
+  });
 }
 
 export function giveUpToolName(options: Pick<RunOptions, 'giveUpTool'>): string | null {

@@ -89,7 +89,9 @@ export type HardErrorSource =
   | 'world_state'
   | 'prepare_step'
   /** The account spend limiter (`accountSpend.limiter`) threw. */
-  | 'limiter';
+  | 'limiter'
+  /** A defect in reins itself: please report it with the trace. */
+  | 'internal';
 
 /** Every outcome kind, for exhaustive checks and dashboards. */
 export const outcomeKinds = [

@@ -3,6 +3,7 @@ import type { TaintState } from '../controls/taint-ledger.js';
 import { ReinsError } from '../errors/reins-error.js';
 import type { Message, ToolUseBlock } from '../model/content.js';
 import type { Usage } from '../model/model.js';
+import type { ApprovalVerdict } from './approval.js';
 import type { Outcome } from './outcome.js';
 
 /** The run-state schema version. Old versions keep loading: add a migration, never edit a shape. */
@@ -63,6 +64,8 @@ export interface PendingBatch {
   step: number;
   calls: ToolUseBlock[];
   thought: string;
+  /** Verdicts already given for calls of this batch: they hold across resumes until it runs. */
+  verdicts?: ApprovalVerdict[];
 }
 
 /** Per-tool counts for the run summary. */

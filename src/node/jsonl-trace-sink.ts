@@ -1,5 +1,5 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { ReinsError } from '../errors/reins-error.js';
+import { ConfigurationError, ReinsError } from '../errors/reins-error.js';
 import type { TraceEvent } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 
@@ -10,14 +10,23 @@ export interface JsonlTraceSinkOptions {
    * @default 65_536
    */
   bufferBytes?: number;
+  /**
+   * `append` keeps what the file holds (one file for many runs, or a run and its resumes: replay
+   * groups them by run and segment); `truncate` empties it first.
+   * @default 'append'
+   */
+  mode?: 'append' | 'truncate';
 }
 
 /**
- * Appends trace events to a file, one JSON object a line. Memory stays flat however long the run:
- * nothing is kept once written.
+ * Writes trace events to a file, one JSON object a line, appending by default (`mode`). Memory stays
+ * flat however long the run: nothing is kept once written. A resumed run asks the file where its
+ * trace ended (`nextSeq`), so events written past the last checkpoint by a crashed process never
+ * share a `seq` with the resumed ones.
  */
 export class JsonlTraceSink implements TraceSink {
   readonly path: string;
+  readonly mode: 'append' | 'truncate';
   readonly #fd: number;
   readonly #bufferBytes: number;
   #pending: string[] = [];
@@ -26,7 +35,10 @@ export class JsonlTraceSink implements TraceSink {
 
   constructor(path: string, options: JsonlTraceSinkOptions = {}) {
     this.path = path;
-    this.#fd = openSync(path, 'a');
+    this.mode = options.mode ?? 'append';
+    if (this.mode !== 'append' && this.mode !== 'truncate')
+      throw new ConfigurationError('mode', `must be 'append' or 'truncate', got ${String(this.mode)}`);
+    this.#fd = openSync(path, this.mode === 'append' ? 'a' : 'w');
     this.#bufferBytes = options.bufferBytes ?? 65_536;
   }
 
@@ -41,6 +53,27 @@ export class JsonlTraceSink implements TraceSink {
 
   flush(): void {
     this.#drain();
+  }
+
+  /** The `seq` after the last event the file holds for `runId`. */
+  nextSeq(runId: string): number | undefined {
+    this.#drain();
+    let next: number | undefined;
+    for (const line of readFileSync(this.path, 'utf8').split('\n')) {
+      if (!line.includes(runId)) continue;
+      try {
+        const event = JSON.parse(line) as { runId?: unknown; seq?: unknown };
+        if (
+          event.runId === runId &&
+          typeof event.seq === 'number' &&
+          (next === undefined || event.seq >= next)
+        )
+          next = event.seq + 1;
+      } catch {
+        // A line cut off by a crash holds no event.
+      }
+    }
+    return next;
   }
 
   /** Writes what is buffered and closes the file. */
@@ -59,7 +92,7 @@ export class JsonlTraceSink implements TraceSink {
   }
 }
 
-/** Opens a JSONL trace file for appending. */
+/** Opens a JSONL trace file (appending unless `mode: 'truncate'`). */
 export function jsonlTraceSink(path: string, options?: JsonlTraceSinkOptions): JsonlTraceSink {
   return new JsonlTraceSink(path, options);
 }

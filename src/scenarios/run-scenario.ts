@@ -1,7 +1,7 @@
 import type { RunOptions } from '../loop/options.js';
 import type { Outcome } from '../loop/outcome.js';
 import { runAgent } from '../loop/run-agent.js';
-import type { RunResult } from '../loop/run-loop.js';
+import type { RunResult } from '../loop/run-result.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import type { TraceEvent } from '../trace/events.js';
 import { memoryTraceSink, type TraceSink } from '../trace/sink.js';

@@ -55,7 +55,9 @@ describe('SqliteCheckpointStore', () => {
     const path = join(dir, 'corrupt.db');
     const store = new SqliteCheckpointStore({ database: path });
     const db = new Database(path);
-    db.prepare("INSERT INTO reins_checkpoints VALUES ('bad', 'running', 1, '{not json', 0)").run();
+    db.prepare(
+      "INSERT INTO reins_checkpoints (run_id, status, step, state, updated_at) VALUES ('bad', 'running', 1, '{not json', 0)",
+    ).run();
     db.close();
     let thrown: unknown;
     try {

@@ -12,11 +12,42 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
-/** The real clock. */
+/** The longest delay a host timer takes; longer ones fire at once in Node and browsers. */
+const maxTimerMs = 2_147_483_647;
+
+type HostTimer = Parameters<typeof globalThis.clearTimeout>[0];
+
+/** A timer longer than the host allows: re-armed in chunks until its time has come. */
+interface ChunkedTimer {
+  host: HostTimer | undefined;
+}
+
+function chunked(callback: () => void, ms: number): ChunkedTimer {
+  const timer: ChunkedTimer = { host: undefined };
+  // `Infinity` (or NaN) never fires; anything finite past the cap is waited out in chunks.
+  if (!(ms < Number.POSITIVE_INFINITY)) return timer;
+  const due = Date.now() + ms;
+  const arm = () => {
+    const left = due - Date.now();
+    if (left <= maxTimerMs) timer.host = globalThis.setTimeout(callback, Math.max(0, left));
+    else timer.host = globalThis.setTimeout(arm, maxTimerMs);
+  };
+  arm();
+  return timer;
+}
+
+/** The real clock. Delays past 2³¹−1 ms (about 24.8 days) are chunked, and `Infinity` never fires. */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms) as unknown as TimerHandle,
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as Parameters<typeof globalThis.clearTimeout>[0]),
+  setTimeout: (callback, ms) =>
+    ms <= maxTimerMs
+      ? (globalThis.setTimeout(callback, ms) as unknown as TimerHandle)
+      : (chunked(callback, ms) as unknown as TimerHandle),
+  clearTimeout: (handle) => {
+    if (typeof handle === 'object' && handle !== null && 'host' in handle)
+      globalThis.clearTimeout((handle as ChunkedTimer).host);
+    else globalThis.clearTimeout(handle as HostTimer);
+  },
 };
 
 /** A source of uniform numbers in [0, 1). */

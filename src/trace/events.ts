@@ -80,6 +80,28 @@ export interface RunStartEvent extends Base {
   prices: Record<string, unknown> | null;
   /** Set when this trace continues a checkpointed run. */
   resumedFrom: RunState | null;
+  /**
+   * Which continuation of the run this is: 0 for a fresh run, one more for each resume. Absent in
+   * traces written before segments existed. Events from this one's `seq` up to the next run-start
+   * of the same run belong to it.
+   */
+  segment?: number;
+}
+/** `prepareStep` changed what a call sends; a replay applies the same changes. */
+export interface StepPrepareEvent extends Base {
+  type: 'step-prepare';
+  step: number;
+  changes: {
+    messages?: Message[];
+    system?: string;
+    activeTools?: string[];
+    /** The name of the model called instead. */
+    model?: string;
+    toolChoice?: 'auto' | 'none';
+    maxOutputTokens?: number;
+  };
+  /** The estimated prefill of the prepared request. */
+  contextTokens: number;
 }
 export interface StepStartEvent extends Base {
   type: 'step-start';
@@ -239,7 +261,8 @@ export type TraceEvent =
   | TaintCheckEvent
   | ApprovalRequestEvent
   | ApprovalEvent
-  | ToolLateResultEvent;
+  | ToolLateResultEvent
+  | StepPrepareEvent;
 
 /** An event before the loop stamps it with version, run id, sequence number and time. */
 export type TraceEventBody = TraceEvent extends infer E

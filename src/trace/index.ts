@@ -2,3 +2,4 @@ export * from './events.js';
 export * from './render.js';
 export * from './replay.js';
 export * from './sink.js';
+export * from './split-trace.js';

@@ -2,9 +2,11 @@ import { canonicalJson } from '../controls/canonical-json.js';
 import type { ErrorInfo } from '../errors/error-info.js';
 import { ReinsError } from '../errors/reins-error.js';
 import type { ApprovalVerdict } from '../loop/approval.js';
-import type { CallSettlement, Dispatcher } from '../loop/dispatch.js';
+import type { CallSettlement, Dispatcher } from '../loop/call-plan.js';
+import type { PrepareStep } from '../loop/options.js';
 import type { Outcome } from '../loop/outcome.js';
-import { type RunResult, runLoop } from '../loop/run-loop.js';
+import { runLoop } from '../loop/run-loop.js';
+import type { RunResult } from '../loop/run-result.js';
 import { type RunState, runStateVersion } from '../loop/run-state.js';
 import { emptyUsage, type Model, type ModelResponse } from '../model/model.js';
 import { fakeClock } from '../testing/fake-clock.js';
@@ -15,15 +17,19 @@ import type {
   ModelResponseEvent,
   RunEndEvent,
   RunStartEvent,
+  StepPrepareEvent,
   ToolResultEvent,
   TraceEvent,
   TraceEventBody,
 } from './events.js';
 import { memoryTraceSink } from './sink.js';
+import { splitTrace } from './split-trace.js';
 
 export interface ReplayOptions {
   /** The estimator the original run used, when it was not the default. */
   estimator?: TokenEstimator;
+  /** Which run to replay when the trace holds several (a JSONL file appended to by many runs). */
+  runId?: string;
 }
 
 /** What a replay produced, beside what the trace recorded. */
@@ -35,20 +41,86 @@ export interface ReplayResult {
   matches: boolean;
   /** Where the replay needed something the trace did not hold. */
   divergences: string[];
+  /**
+   * Where the trace breaks its own contract: a `seq` skipped, repeated or out of order, a recorded
+   * result naming another tool than the call, or answering no call. Any of these and `matches` is false.
+   */
+  problems: string[];
   /** The replayed run's own trace. */
   trace: TraceEvent[];
   result: RunResult;
+  /** Each segment of the run (a fresh start, then one per resume), replayed on its own. */
+  segments: SegmentReplay[];
+}
+
+/** One segment's replay. A segment cut off by a crash has no recorded outcome and is not replayed. */
+export interface SegmentReplay {
+  segment: number;
+  recorded: Outcome | undefined;
+  outcome: Outcome | undefined;
+  matches: boolean;
+  divergences: string[];
+  problems: string[];
 }
 
 /**
- * Re-runs the loop from a trace: the recorded model responses and tool results stand in for the
- * model and the tools, while the limits, counters, repeat detection and budgets run for real. The
- * outcome of a faithful trace comes out the same; reproducing a failure is a file read.
+ * Re-runs a run from its trace, segment by segment (a resumed run's trace holds one segment per
+ * continuation): the recorded model responses and tool results stand in for the model and the
+ * tools, while the limits, counters, repeat detection and budgets run for real. `matches` holds when
+ * every finished segment reproduces its recorded outcome and the trace keeps its contract (each
+ * recorded result names the call's tool and id; `seq` runs on without a gap or a repeat).
  */
 export async function replayTrace(
   events: readonly TraceEvent[],
   options: ReplayOptions = {},
 ): Promise<ReplayResult> {
+  const runs = splitTrace(events);
+  if (runs.length === 0) throw new ReinsError('invalid_trace', 'the trace has no run-start event');
+  const run = options.runId === undefined ? runs[0] : runs.find((entry) => entry.runId === options.runId);
+  if (!run) throw new ReinsError('invalid_trace', `the trace holds no run ${options.runId}`);
+  if (options.runId === undefined && runs.length > 1)
+    throw new ReinsError(
+      'ambiguous_trace',
+      `the trace holds ${runs.length} runs (${runs.map((entry) => entry.runId).join(', ')}); pass runId to pick one`,
+    );
+  if (run.segments.length === 0) throw new ReinsError('invalid_trace', 'the trace has no run-start event');
+  const segments: SegmentReplay[] = [];
+  let last: ReplayResult | undefined;
+  for (const segment of run.segments) {
+    if (!segment.ended && segment !== run.segments[run.segments.length - 1]) {
+      segments.push({
+        segment: segment.segment,
+        recorded: undefined,
+        outcome: undefined,
+        matches: true,
+        divergences: ['cut off (no run-end): continued by the next segment'],
+        problems: [],
+      });
+      continue;
+    }
+    last = await replaySegment(segment.events, options);
+    segments.push({
+      segment: segment.segment,
+      recorded: last.recorded,
+      outcome: last.outcome,
+      matches: last.matches,
+      divergences: last.divergences,
+      problems: last.problems,
+    });
+  }
+  const replay = last as ReplayResult;
+  const problems = [...run.problems, ...segments.flatMap((entry) => entry.problems)];
+  return {
+    ...replay,
+    divergences: segments.flatMap((entry) => entry.divergences),
+    problems,
+    matches: problems.length === 0 && segments.every((entry) => entry.matches),
+    segments,
+  };
+}
+
+/** Replays one segment: its run-start (fresh or resumed from a state) and the events after it. */
+async function replaySegment(events: readonly TraceEvent[], options: ReplayOptions): Promise<ReplayResult> {
   const start = events.find((event): event is RunStartEvent => event.type === 'run-start');
   if (!start) throw new ReinsError('invalid_trace', 'the trace has no run-start event');
   if (start.v !== 1)
@@ -115,13 +187,20 @@ export async function replayTrace(
     } else if (event.type === 'progress-check' && event.worldState !== null)
       worldStates.set(event.step, event.worldState);
   }
+  const integrity: string[] = [];
+  const calledIds = new Set<string>();
   const dispatcher: Dispatcher = {
     async plan({ call }, emit) {
+      calledIds.add(call.id);
       for (const recorded of recordedPlanEvents.get(call.id) ?? []) {
         const { v: _v, runId: _r, seq: _s, at: _a, ...body } = recorded;
         await emit(body as TraceEventBody);
       }
       const result = results.get(call.id);
+      if (result && result.tool !== call.name)
+        integrity.push(
+          `the recorded result for call ${call.id} names tool ${result.tool}, the call ${call.name}`,
+        );
       if (result) {
         advanceTo(result.at);
         const settlement: CallSettlement = {
@@ -144,7 +223,7 @@ export async function replayTrace(
       // Nothing recorded: the original run was interrupted while this call ran.
       return {
         kind: 'execute',
-        execute: async (signal) => {
+        execute: async (runtime) => {
           const what = `result for tool call ${call.id} (${call.name})`;
           if (!interrupted || !end) {
             divergences.push(`no recorded ${what}`);
@@ -154,8 +233,8 @@ export async function replayTrace(
           advanceTo(end.at);
           if (end.outcome.kind === 'cancelled') stop.abort(end.outcome.reason);
           await new Promise<void>((resolve) => {
-            if (signal.aborted) resolve();
-            else signal.addEventListener('abort', () => resolve(), { once: true });
+            if (runtime.aborted) resolve();
+            else runtime.onAbort(resolve);
           });
           return { status: 'aborted', content: '', isError: true, error: null, fatal: false };
         },
@@ -196,6 +275,8 @@ export async function replayTrace(
       clock,
       sinks: [sink],
       checkpoint: undefined,
+      prepareStep: prepareFromTrace(events),
+      exactlyOnce: false,
       signal: stop.signal,
       prices: (start.prices as never) ?? undefined,
       worldState: worldStates.size > 0 ? ({ step }) => worldStates.get(step) ?? '' : undefined,
@@ -208,15 +289,36 @@ export async function replayTrace(
     }),
   );
   const recorded = end?.outcome;
+  for (const event of events)
+    if (event.type === 'tool-result' && !calledIds.has(event.callId))
+      integrity.push(
+        `the recorded result for call ${event.callId} (${event.tool}) answers no call the model made`,
+      );
   return {
     outcome: result.outcome,
     recorded,
     matches:
       recorded !== undefined &&
+      integrity.length === 0 &&
       canonicalJson(withoutStacks(recorded)) === canonicalJson(withoutStacks(result.outcome)),
     divergences,
+    problems: integrity,
     trace: sink.events,
     result,
+    segments: [],
+  };
+}
+
+/** The recorded `step-prepare` changes, applied again at the same steps (the model stays the recorded one). */
+function prepareFromTrace(events: readonly TraceEvent[]): PrepareStep | undefined {
+  const byStep = new Map<number, StepPrepareEvent['changes']>();
+  for (const event of events) if (event.type === 'step-prepare') byStep.set(event.step, event.changes);
+  if (byStep.size === 0) return undefined;
+  return ({ step }) => {
+    const changes = byStep.get(step);
+    if (!changes) return undefined;
+    const { model: _model, ...rest } = changes;
+    return rest;
   };
 }
 

@@ -9,6 +9,12 @@ export interface TraceSink {
   write(event: TraceEvent): void | Promise<void>;
   /** Called once when the run ends. */
   flush?(): void | Promise<void>;
+  /**
+   * The `seq` after the last event this sink holds for `runId`, if it keeps earlier segments (a file,
+   * a database). A resumed run starts there, so events written after its last checkpoint by a
+   * process that crashed are never given a duplicate `seq`.
+   */
+  nextSeq?(runId: string): number | undefined | Promise<number | undefined>;
 }
 
 /** Keeps events in an array. */
@@ -16,6 +22,14 @@ export class MemoryTraceSink implements TraceSink {
   readonly events: TraceEvent[] = [];
   write(event: TraceEvent): void {
     this.events.push(event);
+  }
+
+  nextSeq(runId: string): number | undefined {
+    for (let i = this.events.length - 1; i >= 0; i--) {
+      const event = this.events[i] as TraceEvent;
+      if (event.runId === runId) return event.seq + 1;
+    }
+    return undefined;
   }
 }
 

@@ -1,0 +1,136 @@
+import { errorInfo } from '../../errors/error-info.js';
+import type { ToolUseBlock } from '../../model/content.js';
+import { classifyError } from '../../resilience/classify-error.js';
+import type { AnyTool, ToolContext } from '../../tools/define-tool.js';
+import { isToolError } from '../../tools/tool-error.js';
+import type { CallRuntime, CallSettlement, Emit } from '../call-plan.js';
+import type { LiveDispatcherOptions } from '../dispatch.js';
+import { CallWatch, ToolSignal } from './call-watch.js';
+import { checkOutput } from './check-output.js';
+import { base, errorContent, stoppedSettlement } from './settlement.js';
+import { sizedSettlement } from './size-result.js';
+
+/** A call that passed every check, and what running it needs. */
+export interface CallJob {
+  tool: AnyTool;
+  input: unknown;
+  call: ToolUseBlock;
+  step: number;
+  /** The run's signal: the output checks are abandoned when it aborts. */
+  signal: AbortSignal;
+  emit: Emit;
+  options: LiveDispatcherOptions;
+}
+
+/**
+ * Stage 8: runs the tool under its timeout and the batch's abort, both registered on the batch's
+ * runtime, then the output checks (stage 9) and sizing (stage 10). Never rejects.
+ */
+export async function executeCall(job: CallJob, runtime: CallRuntime): Promise<CallSettlement> {
+  const { tool, options, call } = job;
+  const timeoutMs = tool.timeoutMs ?? options.toolTimeoutMs;
+  if (runtime.aborted) return stoppedSettlement(tool.name, 'aborted', timeoutMs);
+  const startedAt = runtime.now();
+  const own = new ToolSignal(runtime);
+  const context: ToolContext = {
+    get signal() {
+      return own.signal;
+    },
+    actor: options.actor,
+    runId: options.runId,
+    step: job.step,
+    callId: call.id,
+  };
+  const execution = Promise.resolve().then(() => tool.execute(job.input, context));
+  const watch = new CallWatch(runtime, timeoutMs, () => own.abort({ type: 'timeout', ms: timeoutMs }));
+  try {
+    const outcome = await watch.run(execution);
+    if (outcome.kind === 'stopped') {
+      recordLate(job, execution, runtime, startedAt);
+      return stoppedSettlement(tool.name, outcome.cause, timeoutMs);
+    }
+    if (outcome.kind === 'thrown') return thrownSettlement(tool, outcome.thrown);
+    const checked = checkOutput(tool, outcome.value, job.signal);
+    const rejected = checked instanceof Promise ? await watch.check(checked) : checked;
+    if (rejected === 'stopped') return stoppedSettlement(tool.name, 'aborted', timeoutMs);
+    return rejected ?? sizedSettlement(tool, outcome.value, options);
+  } finally {
+    watch.dispose();
+    own.release(execution);
+  }
+}
+
+/** A result that arrives after the call gave up is discarded, but recorded. */
+function recordLate(
+  job: CallJob,
+  execution: Promise<unknown>,
+  runtime: CallRuntime,
+  startedAt: number,
+): void {
+  const late = (settled: 'resolved' | 'rejected') =>
+    job.emit({
+      type: 'tool-late-result',
+      step: job.step,
+      callId: job.call.id,
+      tool: job.tool.name,
+      settled,
+      afterMs: runtime.now() - startedAt,
+    });
+  execution
+    .then(
+      () => late('resolved'),
+      () => late('rejected'),
+    )
+    .catch(() => {});
+}
+
+/** What the model is told when the tool threw: its own ToolError, a transient failure, or an internal error. */
+function thrownSettlement(tool: AnyTool, thrown: unknown): CallSettlement {
+  try {
+    if (isToolError(thrown)) {
+      const extra: Record<string, unknown> = { retry: thrown.retry };
+      if (thrown.retryAfterSeconds !== undefined) extra['retryAfterSeconds'] = thrown.retryAfterSeconds;
+      return {
+        status: thrown.fatal ? 'fatal' : 'error',
+        content: errorContent(thrown.code, thrown.message, extra),
+        isError: true,
+        error: errorInfo(thrown),
+        fatal: thrown.fatal,
+        terminal: thrown.retry === 'no',
+      };
+    }
+    // Classified, so a 503 from a downstream is not mistaken for a call that can never work.
+    const classification = classifyError(thrown);
+    if (classification.kind === 'transient' || classification.kind === 'throttled') {
+      const extra: Record<string, unknown> = { retry: 'after' };
+      if (classification.retryAfterMs !== undefined)
+        extra['retryAfterSeconds'] = Math.ceil(classification.retryAfterMs / 1_000);
+      return {
+        ...base(
+          'error',
+          errorContent(
+            'temporarily_unavailable',
+            `${tool.name} is failing for now (${classification.reason}). Trying again later may work; meanwhile try another approach.`,
+            extra,
+          ),
+          true,
+        ),
+        error: errorInfo(thrown),
+      };
+    }
+  } catch {
+    // A thrown value that cannot be inspected (a Proxy whose traps throw) is an internal error.
+  }
+  return {
+    ...base(
+      'error',
+      errorContent(
+        'internal_error',
+        `${tool.name} failed with an internal error. Retrying the same call is unlikely to help; try another approach.`,
+      ),
+      true,
+    ),
+    error: errorInfo(thrown),
+    terminal: true,
+  };
+}

@@ -1,0 +1,77 @@
+import { valuesAt } from '../../controls/taint-ledger.js';
+import { errorInfo } from '../../errors/error-info.js';
+import type { TokenEstimator } from '../../tokens/token-estimator.js';
+import type { AnyTool } from '../../tools/define-tool.js';
+import { sizeResult, type Truncation } from '../../tools/result-size.js';
+import type { CallSettlement } from '../call-plan.js';
+import { base, errorContent } from './settlement.js';
+
+/** What sizing a result needs from the run. */
+export interface SizingOptions {
+  maxResultTokens: number | undefined;
+  estimator: TokenEstimator;
+}
+
+/**
+ * Stage 10: a result that passed its checks, as the model sees it: serialized, cut to the result
+ * cap, wrapped in a delimiter when untrusted, with the values its trusted fields vouch for.
+ */
+export function sizedSettlement(tool: AnyTool, output: unknown, options: SizingOptions): CallSettlement {
+  try {
+    const text = typeof output === 'string' ? output : JSON.stringify(output === undefined ? null : output);
+    return shown(tool, output, text ?? 'null', options);
+  } catch (thrown) {
+    // Not JSON (a BigInt, a cycle, a throwing toJSON or getter, a Proxy whose traps throw).
+    return {
+      ...base(
+        'invalid_output',
+        errorContent('internal_error', `${tool.name} returned a result that could not be read.`),
+        true,
+      ),
+      error: errorInfo(thrown),
+      terminal: true,
+    };
+  }
+}
+
+function shown(tool: AnyTool, output: unknown, serialized: string, options: SizingOptions): CallSettlement {
+  let text = serialized;
+  const limit = tool.maxResultTokens ?? options.maxResultTokens;
+  let truncation: Truncation | undefined;
+  if (limit !== undefined) {
+    const sized = sizeResult(output, text, limit, options.estimator, {
+      tool: tool.name,
+      paging: tool.paging,
+    });
+    text = sized.content;
+    truncation = sized.truncation;
+  }
+  const untrusted = !tool.trustedOutput;
+  const trustedValues = tool.trustedOutput
+    ? primitivesOf(output, [])
+    : tool.trustedOutputFields.flatMap((path) => valuesAt(output, path));
+  const settlement: CallSettlement = {
+    ...base('ok', untrusted ? delimitUntrusted(tool.name, text) : text, false),
+    untrusted,
+    trustedValues,
+  };
+  if (truncation) settlement.truncation = truncation;
+  return settlement;
+}
+
+/**
+ * Wraps untrusted output in a structural delimiter the model can see, escaping any look-alike
+ * closing tag inside it. A delimiter is not a defence on its own (the taint guard is); it keeps
+ * the boundary visible.
+ */
+export function delimitUntrusted(tool: string, text: string): string {
+  return `<tool-output tool="${tool}" trust="untrusted">\n${text.replace(/<\/?tool-output/gi, (tag) => tag.replace('<', '&lt;'))}\n</tool-output>`;
+}
+
+function primitivesOf(value: unknown, out: unknown[]): unknown[] {
+  if (typeof value === 'string' || typeof value === 'number') out.push(value);
+  else if (Array.isArray(value)) for (const item of value) primitivesOf(item, out);
+  else if (value !== null && typeof value === 'object')
+    for (const member of Object.values(value)) primitivesOf(member, out);
+  return out;
+}

@@ -1,0 +1,42 @@
+import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { PriceTable } from '../controls/price.js';
+import type { Model, ToolDefinition } from '../model/model.js';
+import type { SpendLimiter } from '../resilience/spend-limiter.js';
+import type { Clock } from '../time/clock.js';
+import type { PrefillCounter } from '../tokens/token-estimator.js';
+import type { RecordedLimits } from '../trace/events.js';
+import type { TraceSink } from '../trace/sink.js';
+import type { ApprovalVerdict } from './approval.js';
+import type { Dispatcher } from './call-plan.js';
+import type { PrepareStep, WorldStateContext } from './options.js';
+import type { RunState } from './run-state.js';
+
+/**
+ * Everything the stages read, validated and resolved once (`resolveRun`). Live runs and replays
+ * both build one; nothing in it changes while the run goes on.
+ */
+export interface LoopSetup {
+  runId: string;
+  model: Model;
+  dispatcher: Dispatcher;
+  toolDefinitions: ToolDefinition[];
+  limits: RecordedLimits;
+  counter: PrefillCounter;
+  clock: Clock;
+  sinks: readonly TraceSink[];
+  checkpoint: AnyCheckpointStore | undefined;
+  signal: AbortSignal | undefined;
+  prices: PriceTable | undefined;
+  worldState: ((context: WorldStateContext) => string | Promise<string>) | undefined;
+  actorId: string | null;
+  /** The state to start from: a fresh one, or a checkpoint being resumed. */
+  state: RunState;
+  resumed: boolean;
+  /** Verdicts for the pending batch of a paused run. */
+  approvals: readonly ApprovalVerdict[] | undefined;
+  accountSpend: { limiter: SpendLimiter; accountId: string; limitUsd: number } | undefined;
+  /** The extension point before each model call. */
+  prepareStep: PrepareStep | undefined;
+  /** Refuse a second continuation of the same state (off for replays, which re-run old segments). */
+  exactlyOnce: boolean;
+}

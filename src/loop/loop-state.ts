@@ -1,0 +1,187 @@
+import { DriftMonitor } from '../controls/drift-monitor.js';
+import { RepeatDetector } from '../controls/repeat-detector.js';
+import { TaintLedger } from '../controls/taint-ledger.js';
+import type { Message } from '../model/content.js';
+import type { Model, ToolDefinition, Usage } from '../model/model.js';
+import { linkedController } from './abort.js';
+import type { LoopSetup } from './loop-setup.js';
+import type { Outcome } from './outcome.js';
+import {
+  type Handoff,
+  type PendingBatch,
+  type RunState,
+  runStateVersion,
+  type ToolStats,
+} from './run-state.js';
+import type { BatchRuntime } from './stages/batch-runtime.js';
+import { TraceEmitter } from './trace-emitter.js';
+
+/** What the last checkpoint holds, so the next one writes only what changed since. */
+export interface Committed {
+  messages: number;
+  terminalFailures: number;
+  handoffs: number;
+  trustedValues: number;
+  /** Serialized bytes of the deltas since the last snapshot, and of that snapshot. */
+  deltaBytes: number;
+  snapshotBytes: number;
+}
+
+/** The request one step sends, after `prepareStep`. */
+export interface PreparedCall {
+  model: Model;
+  system: string;
+  messages: readonly Message[];
+  tools: readonly ToolDefinition[];
+  toolChoice: 'auto' | 'none';
+  maxOutputTokens: number | undefined;
+  /** The tools this step offers, when `prepareStep` narrowed them. */
+  offered: ReadonlySet<string> | undefined;
+  contextTokens: number;
+}
+
+/**
+ * The one explicit, mutable value the stages work on: the transcript, the counters, the controls'
+ * memories and the run's signal. `toRunState` turns it into the serialized {@link RunState}.
+ */
+export interface LoopState {
+  readonly setup: LoopSetup;
+  /** The full, append-only transcript. */
+  readonly messages: Message[];
+  usage: Usage;
+  billedTokens: number;
+  costUsd: number;
+  contextTokens: number;
+  toolErrors: number;
+  completedSteps: number;
+  completedMessages: number;
+  /** The step the result reports: the last one started. */
+  lastStep: number;
+  lastModelId: string | undefined;
+  /** Clock time the run began, less the time earlier segments used. */
+  readonly startedAt: number;
+  readonly taint: TaintLedger;
+  readonly terminal: Set<string>;
+  readonly terminalList: string[];
+  readonly toolStats: Record<string, ToolStats>;
+  readonly changedStats: Set<string>;
+  readonly handoffs: Handoff[];
+  pending: PendingBatch | null;
+  readonly repeats: RepeatDetector | undefined;
+  readonly drift: DriftMonitor | undefined;
+  readonly trace: TraceEmitter;
+  /** The checkpoint revision of the state as last committed. */
+  revision: number;
+  /** This segment holds the run: claimed before its first model call or tool execution. */
+  claimed: boolean;
+  committed: Committed | undefined;
+  /** One controller for the whole run; batches and calls read it through lazy signals. */
+  readonly run: AbortController;
+  readonly unlink: () => void;
+  /** The batch running now, told when the run's signal aborts. */
+  batch: BatchRuntime | undefined;
+  wallTimer: unknown;
+}
+
+export function createLoopState(setup: LoopSetup): LoopState {
+  const initial = setup.state;
+  const { limits, clock } = setup;
+  const taint = new TaintLedger(initial.taint ?? undefined);
+  if (initial.system !== '') taint.noteTrustedText(initial.system);
+  for (const message of initial.messages) {
+    if (message.role !== 'user') continue;
+    for (const block of message.content) if (block.type === 'text') taint.noteTrustedText(block.text);
+  }
+  const repeats =
+    limits.repeatLimit === null ? undefined : new RepeatDetector(limits.repeatLimit, initial.repeatCounts);
+  repeats?.trackChanges();
+  const { controller: run, dispose: unlink } = linkedController(setup.signal);
+  const terminalList = [...(initial.terminalFailures ?? [])];
+  const state: LoopState = {
+    setup,
+    messages: [...initial.messages],
+    usage: { ...initial.usage },
+    billedTokens: initial.billedTokens,
+    costUsd: initial.costUsd,
+    contextTokens: initial.contextTokens,
+    toolErrors: initial.toolErrors,
+    completedSteps: initial.step,
+    completedMessages: initial.completedMessages,
+    lastStep: initial.step,
+    lastModelId: undefined,
+    startedAt: clock.now() - initial.elapsedMs,
+    taint,
+    terminal: new Set(terminalList),
+    terminalList,
+    toolStats: structuredClone(initial.toolStats ?? {}),
+    changedStats: new Set(),
+    handoffs: [...(initial.handoffs ?? [])],
+    pending: initial.pending ?? null,
+    repeats,
+    drift: limits.drift === null ? undefined : new DriftMonitor(limits.drift, initial.drift ?? undefined),
+    trace: new TraceEmitter(setup),
+    revision: initial.revision ?? 0,
+    claimed: false,
+    committed: undefined,
+    run,
+    unlink,
+    batch: undefined,
+    wallTimer: undefined,
+  };
+  // One listener for the whole run forwards an abort to whichever batch is running.
+  run.signal.addEventListener('abort', () => state.batch?.abort(run.signal.reason), { once: true });
+  return state;
+}
+
+/** The serializable state, as a checkpoint or a result holds it. */
+export function toRunState(state: LoopState, status: RunState['status'], outcome: Outcome | null): RunState {
+  const now = state.setup.clock.now();
+  const initial = state.setup.state;
+  return {
+    version: runStateVersion,
+    runId: state.setup.runId,
+    status,
+    step: state.completedSteps,
+    system: initial.system,
+    messages: state.messages,
+    completedMessages: state.completedMessages,
+    usage: state.usage,
+    billedTokens: state.billedTokens,
+    costUsd: state.costUsd,
+    contextTokens: state.contextTokens,
+    toolErrors: state.toolErrors,
+    repeatCounts: state.repeats ? state.repeats.entries() : [],
+    drift: state.drift ? state.drift.state() : null,
+    elapsedMs: now - state.startedAt,
+    startedAt: initial.startedAt,
+    updatedAt: now,
+    outcome,
+    pending: state.pending,
+    taint: state.taint.state(),
+    terminalFailures: state.terminalList,
+    toolStats: state.toolStats,
+    handoffs: state.handoffs,
+    revision: state.revision,
+    trace: state.trace.cursor(),
+  };
+}
+
+/** The per-tool counters, made on first use and marked changed for the next checkpoint. */
+export function statsOf(state: LoopState, tool: string): ToolStats {
+  state.changedStats.add(tool);
+  let entry = state.toolStats[tool];
+  if (!entry) {
+    entry = {
+      calls: 0,
+      ok: 0,
+      errors: 0,
+      validationFailures: 0,
+      validationFailureRate: 0,
+      truncated: 0,
+      denied: 0,
+      approvalsRequested: 0,
+    };
+    state.toolStats[tool] = entry;
+  }
+  return entry;
+}

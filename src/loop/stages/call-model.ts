@@ -1,0 +1,128 @@
+import { costUsdOf, priceFor } from '../../controls/price.js';
+import { errorInfo } from '../../errors/error-info.js';
+import { type AssistantMessage, type ToolUseBlock, textOf, toolCallsOf } from '../../model/content.js';
+import { addUsage, type ModelResponse, type Usage } from '../../model/model.js';
+import { raceAbort } from '../abort.js';
+import { guard } from '../boundary.js';
+import type { LoopState, PreparedCall } from '../loop-state.js';
+import { LoopStop } from '../loop-stop.js';
+import { malformed, validUsage } from './read-response.js';
+
+/** A model's answer as the later stages read it. */
+export interface ModelTurn {
+  response: ModelResponse;
+  calls: ToolUseBlock[];
+  text: string;
+  prefillTokens: number;
+}
+
+/**
+ * Call the model: the prepared request raced with the run's signal (the wall clock aborts it), the
+ * answer checked for shape, its usage taken as the truth for the bill and the next prefill, its
+ * cost charged to the run and to the account's shared ceiling. Throws {@link LoopStop} to end the
+ * run; returns the turn otherwise.
+ */
+export async function callModel(state: LoopState, step: number, prepared: PreparedCall): Promise<ModelTurn> {
+  const { setup, trace } = state;
+  const startedAt = setup.clock.now();
+  const request = {
+    system: prepared.system,
+    messages: prepared.messages,
+    tools: prepared.tools,
+    toolChoice: prepared.toolChoice,
+    signal: state.run.signal,
+    ...(prepared.maxOutputTokens === undefined ? {} : { maxOutputTokens: prepared.maxOutputTokens }),
+  };
+  let response: ModelResponse;
+  try {
+    const raced = await raceAbort(
+      Promise.resolve().then(() => prepared.model.generate(request)),
+      state.run.signal,
+    );
+    if (raced.aborted) throw new LoopStop(undefined, 'during-call');
+    response = raced.value;
+  } catch (thrown) {
+    if (thrown instanceof LoopStop || state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
+    const error = errorInfo(thrown);
+    await trace.emit({ type: 'model-error', step, error, durationMs: setup.clock.now() - startedAt });
+    throw new LoopStop({ kind: 'hard_error', source: 'model', error }, 'during-call');
+  }
+  const problem = malformed(response);
+  if (problem) {
+    const error = { name: 'MalformedResponse', message: problem };
+    const now = setup.clock.now();
+    await trace.emit(
+      { type: 'model-error', step, error, response: jsonSafe(response), durationMs: now - startedAt },
+      now,
+    );
+    throw new LoopStop({ kind: 'hard_error', source: 'malformed_response', error }, 'during-call');
+  }
+  return account(state, step, prepared, response, startedAt);
+}
+
+/** Usage, bill, spend and the transcript after a well-formed response. */
+async function account(
+  state: LoopState,
+  step: number,
+  prepared: PreparedCall,
+  response: ModelResponse,
+  startedAt: number,
+): Promise<ModelTurn> {
+  const { setup } = state;
+  const assistant: AssistantMessage = { role: 'assistant', content: response.content };
+  const reported = validUsage(response.usage);
+  const callUsage: Usage = reported ?? {
+    inputTokens: prepared.contextTokens,
+    outputTokens: setup.counter.message(assistant),
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
+  const prefillTokens = callUsage.inputTokens + callUsage.cacheReadTokens + callUsage.cacheWriteTokens;
+  state.usage = addUsage(state.usage, callUsage);
+  state.billedTokens += prefillTokens + callUsage.outputTokens;
+  state.lastModelId = response.model ?? state.lastModelId;
+  const price = setup.prices ? priceFor(setup.prices, response.model ?? prepared.model.name) : undefined;
+  const callCost = price ? costUsdOf(callUsage, price) : 0;
+  state.costUsd += callCost;
+  const spend = setup.accountSpend;
+  if (spend && callCost > 0) {
+    const added = await guard(
+      'limiter',
+      () => spend.limiter.add(spend.accountId, callCost),
+      state.run.signal,
+    );
+    if (!added.ok) throw LoopStop.from(added, 'during-call');
+  }
+  // The provider's count of what it just read is the truth; the answer joins the next prefill.
+  state.contextTokens = prefillTokens + callUsage.outputTokens;
+  state.messages.push(assistant);
+  const calls = toolCallsOf(response.content);
+  const text = textOf(response.content);
+  if (state.trace.on) {
+    const now = setup.clock.now();
+    await state.trace.emit(
+      {
+        type: 'model-response',
+        step,
+        response,
+        thought: text,
+        usageEstimated: reported === undefined,
+        prefillTokens,
+        costUsd: callCost,
+        contextTokens: state.contextTokens,
+        billedTokens: state.billedTokens,
+        durationMs: now - startedAt,
+      },
+      now,
+    );
+  }
+  return { response, calls, text, prefillTokens };
+}
+
+function jsonSafe(value: unknown): unknown {
+  try {
+    return JSON.parse(JSON.stringify(value) ?? 'null');
+  } catch {
+    return errorInfo(value).message;
+  }
+}

@@ -1,0 +1,89 @@
+import { abortCauseOf } from '../abort.js';
+import type { LoopState } from '../loop-state.js';
+import type { BudgetPhase, Outcome } from '../outcome.js';
+import type { RunResult } from '../run-result.js';
+import { commitEnd, ensureClaimed } from './commit-checkpoint.js';
+
+/** What the run's signal says ended it: the wall clock (`over_budget`) or a cancellation. */
+export function abortOutcome(state: LoopState, phase: BudgetPhase): Outcome {
+  const cause = abortCauseOf(state.run.signal);
+  const { limits, clock } = state.setup;
+  if (cause.type === 'wall_clock' && limits.maxWallMs !== null)
+    return {
+      kind: 'over_budget',
+      budget: 'wall_ms',
+      limit: limits.maxWallMs,
+      actual: clock.now() - state.startedAt,
+      phase,
+    };
+  return { kind: 'cancelled', reason: cause.type === 'cancelled' ? cause.reason : cause.type };
+}
+
+/** Stops the run's timers and listeners: nothing of the run outlives it. */
+export function release(state: LoopState): void {
+  if (state.wallTimer !== undefined) state.setup.clock.clearTimeout(state.wallTimer as never);
+  state.wallTimer = undefined;
+  state.unlink();
+}
+
+/** The `run-end` event, the final checkpoint and the result. Nothing here can change the outcome. */
+export async function finish(state: LoopState, outcome: Outcome): Promise<RunResult> {
+  release(state);
+  if (outcome.kind === 'stale_state') {
+    // Refused: nothing ran, nothing of this attempt is written, the state comes back as it was.
+    state.trace.drop();
+    return result(state, outcome);
+  }
+  await settleClaim(state);
+  const body = {
+    type: 'run-end' as const,
+    outcome,
+    steps: state.lastStep,
+    contextTokens: state.contextTokens,
+    billedTokens: state.billedTokens,
+    costUsd: state.costUsd,
+    usage: state.usage,
+  };
+  await state.trace.close(body);
+  const final = await commitEnd(state, outcome);
+  return result(state, outcome, final);
+}
+
+/**
+ * A fresh run that ended before its first call is claimed now (nothing can contest it); a resume
+ * that ran nothing writes its trace and no checkpoint.
+ */
+async function settleClaim(state: LoopState): Promise<void> {
+  if (state.claimed || !state.setup.exactlyOnce) return;
+  if (!state.setup.resumed) {
+    try {
+      await ensureClaimed(state);
+      return;
+    } catch {
+      // A store failing on the claim of a run that did nothing: write the trace all the same.
+    }
+  }
+  try {
+    await state.trace.release();
+  } catch {
+    // The sink failed on the held events; the outcome stands.
+  }
+}
+
+/** The result of a run that never started: the state handed in comes back unchanged. */
+export function result(state: LoopState, outcome: Outcome, final = state.setup.state): RunResult {
+  return {
+    runId: state.setup.runId,
+    outcome,
+    steps: state.lastStep,
+    contextTokens: state.contextTokens,
+    billedTokens: state.billedTokens,
+    costUsd: state.costUsd,
+    usage: state.usage,
+    toolErrors: state.toolErrors,
+    messages: state.messages,
+    state: final,
+    toolStats: state.toolStats,
+    handoffs: state.handoffs,
+  };
+}

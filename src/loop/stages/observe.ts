@@ -1,0 +1,135 @@
+import type { DriftVerdict } from '../../controls/drift-monitor.js';
+import type { ToolUseBlock, UserMessage } from '../../model/content.js';
+import { guard } from '../boundary.js';
+import type { CallSettlement } from '../call-plan.js';
+import { callKey } from '../dispatch.js';
+import { type LoopState, statsOf } from '../loop-state.js';
+import { LoopStop } from '../loop-stop.js';
+import type { Outcome } from '../outcome.js';
+import { checkBudgets } from './check-budgets.js';
+import { commitStep } from './commit-checkpoint.js';
+
+const deniedStatuses: ReadonlySet<string> = new Set([
+  'denied',
+  'denied_by_human',
+  'writes_disabled',
+  'blocked_tainted',
+]);
+
+/** Per-tool counts, terminal failures, taint and handoffs from one batch's settlements. */
+function record(
+  state: LoopState,
+  step: number,
+  calls: readonly ToolUseBlock[],
+  settlements: CallSettlement[],
+  thought: string,
+): void {
+  settlements.forEach((settlement, index) => {
+    const call = calls[index] as ToolUseBlock;
+    const stats = statsOf(state, call.name);
+    stats.calls++;
+    if (settlement.status === 'ok') stats.ok++;
+    if (settlement.isError) stats.errors++;
+    if (settlement.status === 'validation_error') stats.validationFailures++;
+    if (settlement.truncation) stats.truncated++;
+    if (deniedStatuses.has(settlement.status)) stats.denied++;
+    const executed = stats.ok + stats.validationFailures;
+    stats.validationFailureRate = executed === 0 ? 0 : stats.validationFailures / executed;
+    if (settlement.terminal) {
+      const key = callKey(call);
+      if (!state.terminal.has(key)) {
+        state.terminal.add(key);
+        state.terminalList.push(key);
+      }
+    }
+    state.taint.noteResult(settlement.untrusted === true, settlement.trustedValues ?? []);
+    if (settlement.status === 'drafted' || settlement.status === 'proposed') {
+      state.handoffs.push({
+        kind: settlement.status === 'drafted' ? 'draft' : 'proposal',
+        callId: call.id,
+        tool: call.name,
+        input: settlement.recorded,
+        step,
+        reason: thought,
+      });
+    }
+  });
+}
+
+/**
+ * Observe: append the results, then the after-step controls — world state and drift, the step's
+ * checkpoint, the tool-error budget, and the budgets against the next call, checked right after
+ * the results land so the run stops before the next expensive call.
+ */
+export async function observe(
+  state: LoopState,
+  step: number,
+  calls: readonly ToolUseBlock[],
+  settlements: CallSettlement[],
+  thought: string,
+): Promise<Outcome | undefined> {
+  const { setup, trace } = state;
+  record(state, step, calls, settlements, thought);
+  const results: UserMessage = {
+    role: 'user',
+    content: calls.map((call, index) => {
+      const settlement = settlements[index] as CallSettlement;
+      return {
+        type: 'tool_result',
+        toolUseId: call.id,
+        content: settlement.content,
+        isError: settlement.isError,
+      };
+    }),
+  };
+  state.messages.push(results);
+  state.contextTokens += setup.counter.message(results);
+  for (const settlement of settlements) if (settlement.isError) state.toolErrors++;
+  state.completedSteps = step;
+  state.completedMessages = state.messages.length;
+
+  let verdict: DriftVerdict | undefined;
+  if (state.drift) {
+    let worldState: string | null = null;
+    const reader = setup.worldState;
+    if (reader) {
+      const read = await guard(
+        'world_state',
+        () => reader({ step, messages: state.messages }),
+        state.run.signal,
+      );
+      if (!read.ok) throw LoopStop.from(read, 'after-results');
+      worldState = read.value;
+      state.drift.recordWorldState(worldState);
+    }
+    verdict = state.drift.check();
+    await trace.emit({ type: 'progress-check', step, worldState, drifting: verdict ?? null });
+  }
+  await endStep(state, step);
+  if (verdict)
+    return { kind: 'looped', reason: 'no_progress', signal: verdict.signal, detail: verdict.detail };
+  const { maxToolErrors } = setup.limits;
+  if (maxToolErrors !== null && state.toolErrors > maxToolErrors)
+    return {
+      kind: 'over_budget',
+      budget: 'tool_errors',
+      limit: maxToolErrors,
+      actual: state.toolErrors,
+      phase: 'after-results',
+    };
+  return checkBudgets(state, 'after-results', step, state.contextTokens);
+}
+
+/** The `step-end` event and the step's checkpoint. */
+export async function endStep(state: LoopState, step: number): Promise<void> {
+  if (state.trace.on)
+    await state.trace.emit({
+      type: 'step-end',
+      step,
+      contextTokens: state.contextTokens,
+      billedTokens: state.billedTokens,
+      costUsd: state.costUsd,
+      toolErrors: state.toolErrors,
+    });
+  await commitStep(state);
+}

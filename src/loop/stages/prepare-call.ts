@@ -1,0 +1,118 @@
+import type { UserMessage } from '../../model/content.js';
+import type { StepPrepareEvent } from '../../trace/events.js';
+import { guard } from '../boundary.js';
+import type { LoopState, PreparedCall } from '../loop-state.js';
+import { LoopStop } from '../loop-stop.js';
+import type { PrepareStepResult } from '../options.js';
+
+/**
+ * Prepare: at the step limit, append the best-answer prompt and switch tools off; then let
+ * `prepareStep` change what this call sends. Each change is a `step-prepare` event, so a replay
+ * sends the same request.
+ */
+export async function prepareCall(state: LoopState, step: number, final: boolean): Promise<PreparedCall> {
+  const { setup } = state;
+  if (final) {
+    const prompt: UserMessage = {
+      role: 'user',
+      content: [{ type: 'text', text: setup.limits.finalAnswerPrompt }],
+    };
+    state.messages.push(prompt);
+    state.contextTokens += setup.counter.message(prompt);
+  }
+  const prepared: PreparedCall = {
+    model: setup.model,
+    system: setup.state.system,
+    messages: state.messages,
+    tools: setup.toolDefinitions,
+    toolChoice: final ? 'none' : 'auto',
+    maxOutputTokens: setup.limits.maxOutputTokens ?? undefined,
+    offered: undefined,
+    contextTokens: state.contextTokens,
+  };
+  if (!setup.prepareStep) return prepared;
+  const prepareStep = setup.prepareStep;
+  const context = {
+    runId: setup.runId,
+    step,
+    final,
+    messages: state.messages,
+    system: prepared.system,
+    tools: prepared.tools,
+    model: prepared.model,
+    toolChoice: prepared.toolChoice,
+    maxOutputTokens: prepared.maxOutputTokens,
+    contextTokens: state.contextTokens,
+    billedTokens: state.billedTokens,
+    costUsd: state.costUsd,
+  };
+  const answer = await guard('prepare_step', () => prepareStep(context), state.run.signal);
+  if (!answer.ok) throw LoopStop.from(answer, 'before-call');
+  if (answer.value === undefined || answer.value === null) return prepared;
+  return applyChanges(state, step, prepared, answer.value as PrepareStepResult);
+}
+
+/** Applies what `prepareStep` returned, checking each field, and records the changes. */
+export async function applyChanges(
+  state: LoopState,
+  step: number,
+  prepared: PreparedCall,
+  result: PrepareStepResult,
+): Promise<PreparedCall> {
+  const { setup } = state;
+  const changes: StepPrepareEvent['changes'] = {};
+  const fail = (message: string): never => {
+    throw new LoopStop(
+      { kind: 'hard_error', source: 'prepare_step', error: { name: 'PrepareStepError', message } },
+      'before-call',
+    );
+  };
+  if (typeof result !== 'object') fail('prepareStep must return an object or undefined');
+  if (result.messages !== undefined) {
+    if (!Array.isArray(result.messages)) fail('prepareStep: messages must be an array');
+    prepared.messages = result.messages;
+    changes.messages = result.messages;
+  }
+  if (result.system !== undefined) {
+    if (typeof result.system !== 'string') fail('prepareStep: system must be a string');
+    prepared.system = result.system;
+    changes.system = result.system;
+  }
+  if (result.activeTools !== undefined) {
+    if (!Array.isArray(result.activeTools)) fail('prepareStep: activeTools must be an array of tool names');
+    const active = new Set(result.activeTools);
+    const known = new Set(setup.toolDefinitions.map((tool) => tool.name));
+    for (const name of active)
+      if (!known.has(name)) fail(`prepareStep: "${String(name)}" is not one of the run's tools`);
+    prepared.tools = setup.toolDefinitions.filter((tool) => active.has(tool.name));
+    prepared.offered = active;
+    changes.activeTools = [...active];
+  }
+  if (result.model !== undefined) {
+    if (typeof result.model?.generate !== 'function')
+      fail('prepareStep: model must implement generate(request)');
+    prepared.model = result.model;
+    changes.model = result.model.name;
+  }
+  if (result.toolChoice !== undefined) {
+    if (result.toolChoice !== 'auto' && result.toolChoice !== 'none')
+      fail("prepareStep: toolChoice must be 'auto' or 'none'");
+    prepared.toolChoice = result.toolChoice;
+    changes.toolChoice = result.toolChoice;
+  }
+  if (result.maxOutputTokens !== undefined) {
+    if (!Number.isInteger(result.maxOutputTokens) || result.maxOutputTokens < 1)
+      fail('prepareStep: maxOutputTokens must be an integer ≥ 1');
+    prepared.maxOutputTokens = result.maxOutputTokens;
+    changes.maxOutputTokens = result.maxOutputTokens;
+  }
+  if (Object.keys(changes).length === 0) return prepared;
+  if (changes.messages !== undefined || changes.system !== undefined || changes.activeTools !== undefined)
+    prepared.contextTokens = setup.counter.request({
+      system: prepared.system,
+      tools: prepared.tools,
+      messages: prepared.messages,
+    });
+  await state.trace.emit({ type: 'step-prepare', step, changes, contextTokens: prepared.contextTokens });
+  return prepared;
+}

@@ -1,0 +1,133 @@
+import type { ToolUseBlock } from '../../model/content.js';
+import type { ModelResponse, Usage } from '../../model/model.js';
+import type { LoopState } from '../loop-state.js';
+import type { Outcome, UnexecutedCall } from '../outcome.js';
+import type { ModelTurn } from './call-model.js';
+
+/** What the response means for the run: it ended, it goes on to the next call, or it asks for tools. */
+export type Reading = { ends: Outcome } | { continues: true } | { tools: true };
+
+/**
+ * Read the stop reason: cut off → `truncated`; refused; context exceeded; at the final-answer call →
+ * `step_limit` with its text; no tool call → `answered` (or `pause_turn` → next call); the give-up
+ * tool → `gave_up`; calls proposed at the limit with `onStepLimit: 'stop'` → `step_limit`, never
+ * run blind.
+ */
+export function readResponse(state: LoopState, step: number, final: boolean, turn: ModelTurn): Reading {
+  const { response, calls, text } = turn;
+  const { limits } = state.setup;
+  const ended = (outcome: Outcome, complete = true): Reading => {
+    if (complete) state.completedSteps = step;
+    return { ends: outcome };
+  };
+  if (response.stopReason === 'max_tokens' || response.stopReason === 'interrupted')
+    return ended({
+      kind: 'truncated',
+      block: calls.length > 0 ? 'tool_use' : 'text',
+      text,
+      unexecutedCalls: calls.map(unexecuted),
+    });
+  if (response.stopReason === 'refusal') return ended({ kind: 'refused', text });
+  if (response.stopReason === 'context_window_exceeded') {
+    const message = `the provider refused a prefill of about ${turn.prefillTokens} tokens`;
+    return ended(
+      { kind: 'hard_error', source: 'model', error: { name: 'ContextWindowExceeded', message } },
+      false,
+    );
+  }
+  const stepLimit = (): Outcome => ({
+    kind: 'step_limit',
+    limit: limits.maxSteps,
+    finalText: text === '' ? undefined : text,
+    unexecutedCalls: calls.map(unexecuted),
+  });
+  if (final) return ended(stepLimit());
+  if (calls.length === 0) {
+    state.completedSteps = step;
+    if (response.stopReason === 'pause_turn') return { continues: true };
+    if (text.trim() === '') {
+      const message = `the model returned no text and no tool call (stop reason ${response.stopReason})`;
+      return ended({
+        kind: 'hard_error',
+        source: 'empty_response',
+        error: { name: 'EmptyResponse', message },
+      });
+    }
+    return ended({ kind: 'answered', text });
+  }
+  const giveUp =
+    limits.giveUpTool === null ? undefined : calls.find((call) => call.name === limits.giveUpTool);
+  if (giveUp) {
+    const reason = (giveUp.input as { reason?: unknown } | undefined)?.reason;
+    return ended({
+      kind: 'gave_up',
+      reason: typeof reason === 'string' && reason !== '' ? reason : text || 'no reason given',
+    });
+  }
+  // onStepLimit 'stop': the calls proposed at the limit would run blind (the model never sees their results).
+  if (step >= limits.maxSteps) return ended(stepLimit());
+  return { tools: true };
+}
+
+export function unexecuted(call: ToolUseBlock): UnexecutedCall {
+  return { callId: call.id, tool: call.name, input: call.input ?? call.inputText };
+}
+
+export function validUsage(usage: Partial<Usage> | undefined): Usage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const count = (value: unknown) =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+  const inputTokens = count(usage.inputTokens);
+  const outputTokens = count(usage.outputTokens);
+  if (inputTokens === undefined || outputTokens === undefined) return undefined;
+  return {
+    inputTokens,
+    outputTokens,
+    cacheReadTokens: count(usage.cacheReadTokens) ?? 0,
+    cacheWriteTokens: count(usage.cacheWriteTokens) ?? 0,
+  };
+}
+
+/** The deepest tool input the loop accepts from a model; JSON from a provider is never near it. */
+const maxInputDepth = 512;
+
+/** Why a response cannot be read, or undefined when it can. */
+export function malformed(response: unknown): string | undefined {
+  if (typeof response !== 'object' || response === null) return 'the model returned no response object';
+  const { content, stopReason } = response as Partial<ModelResponse>;
+  if (!Array.isArray(content)) return 'response.content is not an array';
+  if (typeof stopReason !== 'string') return 'response.stopReason is missing';
+  for (const block of content as unknown[]) {
+    const typed = block as { type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown };
+    if (typed?.type === 'text' && typeof typed.text === 'string') continue;
+    if (typed?.type === 'tool_use' && typeof typed.id === 'string' && typeof typed.name === 'string') {
+      const problem = jsonProblem(typed.input, 0, new Set());
+      if (problem) return `response.content holds a tool call whose input ${problem}`;
+      continue;
+    }
+    return `response.content holds a block the loop cannot read: ${preview(block)}`;
+  }
+  return undefined;
+}
+
+/** Circular or too deeply nested input would break every control that serializes it. */
+function jsonProblem(value: unknown, depth: number, ancestors: Set<object>): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= maxInputDepth) return `is nested deeper than ${maxInputDepth} levels`;
+  if (ancestors.has(value)) return 'is circular';
+  ancestors.add(value);
+  for (const member of Array.isArray(value) ? value : Object.values(value)) {
+    const problem = jsonProblem(member, depth + 1, ancestors);
+    if (problem) return problem;
+  }
+  ancestors.delete(value);
+  return undefined;
+}
+
+function preview(block: unknown): string {
+  try {
+    return JSON.stringify(block)?.slice(0, 200) ?? String(block);
+  } catch {
+    return '[unserializable block]';
+  }
+}

@@ -1,0 +1,108 @@
+import { type TraceEvent, type TraceEventBody, traceVersion } from '../trace/events.js';
+import type { TraceSink } from '../trace/sink.js';
+import { guard } from './boundary.js';
+import type { LoopSetup } from './loop-setup.js';
+import { LoopStop } from './loop-stop.js';
+import type { TraceCursor } from './run-state.js';
+
+/**
+ * Stamps events with version, run id, `seq` and time and hands them to the sinks, inside the error
+ * boundary. `seq` continues across resumes: a resumed run opens a new segment at the next `seq`
+ * its state (or, after a crash, its sinks) recorded, so a run's trace has no gap and no duplicate.
+ */
+export class TraceEmitter {
+  /** False when there is no sink: stages skip building events nobody reads. */
+  readonly on: boolean;
+  readonly segment: number;
+  #seq: number;
+  #broken = false;
+  readonly #sinks: readonly TraceSink[];
+  readonly #runId: string;
+  readonly #setup: LoopSetup;
+  #signal: AbortSignal | undefined;
+  /** Events held until the run is claimed: a refused resume must leave no trace of itself. */
+  #held: TraceEvent[] | undefined;
+
+  constructor(setup: LoopSetup) {
+    const cursor = setup.state.trace;
+    this.#setup = setup;
+    this.#sinks = setup.sinks;
+    this.#runId = setup.runId;
+    this.on = setup.sinks.length > 0;
+    this.segment = setup.resumed ? (cursor?.segment ?? 0) + 1 : 0;
+    this.#seq = setup.resumed ? (cursor?.nextSeq ?? 0) : 0;
+    this.#held = setup.exactlyOnce && this.on ? [] : undefined;
+  }
+
+  /** Writes the held events: the run is claimed (or nothing it did needs a claim). */
+  async release(): Promise<void> {
+    const held = this.#held;
+    this.#held = undefined;
+    if (held) for (const event of held) await this.#write(event);
+  }
+
+  /** Forgets the held events and their `seq`s: the resume was refused. */
+  drop(): void {
+    if (!this.#held) return;
+    this.#seq -= this.#held.length;
+    this.#held = undefined;
+    this.#broken = true;
+  }
+
+  /** Where the trace goes on from here, for the next checkpoint. */
+  cursor(): TraceCursor {
+    return { segment: this.segment, nextSeq: this.#seq };
+  }
+
+  /** Asks sinks that remember earlier segments where this run's trace ended (after a crash, past the checkpoint). */
+  async open(signal: AbortSignal): Promise<void> {
+    this.#signal = signal;
+    if (!this.#setup.resumed) return;
+    for (const sink of this.#sinks) {
+      if (typeof sink.nextSeq !== 'function') continue;
+      const next = await guard('trace', () => sink.nextSeq?.(this.#runId), signal);
+      if (!next.ok) throw LoopStop.from(next, 'before-call');
+      if (typeof next.value === 'number' && Number.isInteger(next.value) && next.value > this.#seq)
+        this.#seq = next.value;
+    }
+  }
+
+  /** Writes one event to every sink; a failing sink ends the run `hard_error` (source `trace`). */
+  async emit(body: TraceEventBody, at: number = this.#setup.clock.now()): Promise<void> {
+    if (!this.on || this.#broken) return;
+    const event = { v: traceVersion, runId: this.#runId, seq: this.#seq++, at, ...body } as TraceEvent;
+    if (this.#held) this.#held.push(event);
+    else await this.#write(event);
+  }
+
+  async #write(event: TraceEvent): Promise<void> {
+    if (this.#broken) return;
+    for (const sink of this.#sinks) {
+      const written = guard('trace', () => sink.write(event), this.#signal ?? neverAborted);
+      const settled = written instanceof Promise ? await written : written;
+      if (!settled.ok) {
+        this.#broken = true;
+        throw LoopStop.from(settled, 'during-call');
+      }
+    }
+  }
+
+  /** Writes the last event and flushes, without letting a failing sink change the outcome. */
+  async close(body: TraceEventBody | undefined): Promise<void> {
+    if (!this.on || this.#held) return;
+    if (body) {
+      try {
+        await this.emit(body);
+      } catch {
+        // The run already has its outcome; a sink that fails on the last event cannot change it.
+      }
+    }
+    for (const sink of this.#sinks) {
+      // Reported through the outcome when it happened mid-run; nothing to add at the end.
+      const flushed = guard('trace', () => sink.flush?.(), this.#signal ?? neverAborted);
+      if (flushed instanceof Promise) await flushed;
+    }
+  }
+}
+
+const neverAborted = new AbortController().signal;
