@@ -22,7 +22,7 @@ export interface LiveDispatcherOptions {
   tools: ReadonlyMap<string, AnyTool>;
   actor: Actor | undefined;
   authorize: Authorizer;
-  /** The run's clock. Calls time themselves on the batch's {@link CallRuntime} instead. */
+  /** The run's clock. Unused by dispatch: calls time themselves on the batch's `CallRuntime`. */
   clock: Clock;
   runId: string;
   toolTimeoutMs: number;
@@ -79,7 +79,7 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
       };
       return andThen(
         checkPreconditions(tool, input, context, signal),
-        (failed) => failed ?? gated(tool, input, request, emit),
+        (refusal) => refusal ?? gated(tool, input, request, emit),
       );
     });
   };

@@ -14,6 +14,7 @@ import {
   type ToolStats,
 } from './run-state.js';
 import type { BatchRuntime } from './stages/batch-runtime.js';
+import { RunDeadlines } from './stages/run-deadlines.js';
 import { TraceEmitter } from './trace-emitter.js';
 
 /** What the last checkpoint holds, so the next one writes only what changed since. */
@@ -80,6 +81,8 @@ export interface LoopState {
   readonly unlink: () => void;
   /** The batch running now, told when the run's signal aborts. */
   batch: BatchRuntime | undefined;
+  /** Every tool call's deadline, on one timer for the run. */
+  readonly deadlines: RunDeadlines;
   wallTimer: unknown;
 }
 
@@ -126,6 +129,7 @@ export function createLoopState(setup: LoopSetup): LoopState {
     run,
     unlink,
     batch: undefined,
+    deadlines: new RunDeadlines(clock),
     wallTimer: undefined,
   };
   // One listener for the whole run forwards an abort to whichever batch is running.

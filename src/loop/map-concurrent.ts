@@ -4,6 +4,8 @@ export async function mapConcurrent<T, R>(
   limit: number,
   fn: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
+  // One call, the common batch: no worker closures.
+  if (items.length === 1) return [await fn(items[0] as T, 0)];
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

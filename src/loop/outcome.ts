@@ -33,8 +33,20 @@ export type Outcome =
    * listed, never executed blind.
    */
   | { kind: 'step_limit'; limit: number; finalText: string | undefined; unexecutedCalls: UnexecutedCall[] }
-  /** A budget would have been exceeded by the next call (or was, by the clock). */
-  | { kind: 'over_budget'; budget: BudgetName; limit: number; actual: number; phase: BudgetPhase }
+  /**
+   * A budget would have been exceeded by the next call (or was, by the clock). With `unpriced`, a
+   * spend budget could not be enforced: no entry in `prices` resolves for that model id, so the call
+   * was refused (or, priced after it answered, the run stopped) rather than counted free; `actual` is
+   * the spend so far.
+   */
+  | {
+      kind: 'over_budget';
+      budget: BudgetName;
+      limit: number;
+      actual: number;
+      phase: BudgetPhase;
+      unpriced?: string;
+    }
   /** The same `(tool, input)` was proposed `count` times: `key` is the diagnosis. */
   | {
       kind: 'looped';
@@ -116,6 +128,8 @@ export function describeOutcome(outcome: Outcome): string {
     case 'step_limit':
       return `step_limit: stopped at ${outcome.limit} steps${outcome.unexecutedCalls.length > 0 ? `, ${outcome.unexecutedCalls.length} proposed call(s) not executed` : ''}`;
     case 'over_budget':
+      if (outcome.unpriced !== undefined)
+        return `over_budget: ${outcome.budget} cannot be enforced: no price for model "${outcome.unpriced}" (spent ${formatNumber(outcome.actual)} of limit ${formatNumber(outcome.limit)}, ${outcome.phase})`;
       return `over_budget: ${outcome.budget} ${formatNumber(outcome.actual)} > limit ${formatNumber(outcome.limit)} (${outcome.phase})`;
     case 'looped':
       return outcome.reason === 'repeated_call'

@@ -1,3 +1,4 @@
+import { resolvePrice } from '../controls/price.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { Message } from '../model/content.js';
 import { emptyUsage, type ToolDefinition } from '../model/model.js';
@@ -28,6 +29,7 @@ const resumableOutcomes: ReadonlySet<string> = new Set(['hard_error', 'cancelled
 export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
   const checked = from === undefined ? undefined : assertRunState(from);
   validateRunOptions(checked === undefined ? options : { ...options, input: checked.messages });
+  assertPriced(options);
   const clock = options.clock ?? systemClock;
   const inReach = toolsInReach(options);
   const definitions = toolDefinitions(inReach, options);
@@ -74,6 +76,21 @@ export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
     prepareStep: options.prepareStep,
     exactlyOnce: true,
   };
+}
+
+/**
+ * Under a spend budget (`maxSpendUsd` or `accountSpend`) the run's model must have a price: a
+ * call that no entry resolves for would otherwise count as free. The rules are `resolvePrice`'s.
+ */
+function assertPriced(options: RunOptions): void {
+  if (options.maxSpendUsd === undefined && options.accountSpend === undefined) return;
+  if (options.prices === undefined) return; // validateRunOptions names the missing table
+  const name = options.model.name;
+  if (resolvePrice(options.prices, name) === undefined)
+    throw new ConfigurationError(
+      'prices',
+      `no price for model "${name}" (tried the exact id, the id without a date stamp and the longest key it starts with at a "-", "@" or ":"), so ${options.maxSpendUsd === undefined ? 'accountSpend' : 'maxSpendUsd'} cannot be enforced; add it or a "*" entry`,
+    );
 }
 
 function freshState(

@@ -76,7 +76,7 @@ async function step(state: LoopState, step: number): Promise<Outcome | undefined
   const { limits } = state.setup;
   const final = step >= limits.maxSteps && limits.onStepLimit === 'final-answer';
   const prepared = await prepareCall(state, step, final);
-  const over = await checkBudgets(state, 'before-call', step, prepared.contextTokens);
+  const over = await checkBudgets(state, 'before-call', step, prepared.contextTokens, prepared.model);
   if (over) return over;
   if (state.run.signal.aborted) return abortOutcome(state, 'before-call');
   if (state.trace.on)

@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { JsonValue } from '../model/content.js';
 import type { ToolDefinition } from '../model/model.js';
-import type { InferOutput, StandardIssue, StandardSchema } from './standard-schema.js';
+import type { InferOutput, StandardIssue, StandardResult, StandardSchema } from './standard-schema.js';
 
 /** The end user a run acts for. Tools are authorized against this, never the agent's own rights. */
 export interface Actor {
@@ -72,9 +72,10 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly maxResultTokens: number | undefined;
   /** How to fetch what a cut result left out, for the truncation marker ("call search_logs with offset"). */
   readonly paging: string | undefined;
-  validate(input: unknown): Promise<InputValidation<Input>>;
+  /** Synchronous when the schema is (zod's are): this runs on every call. */
+  validate(input: unknown): InputValidation<Input> | Promise<InputValidation<Input>>;
   /** Semantic checks after the schema passed and before any side effect. */
-  preconditions(input: Input, context: ToolContext): Promise<Precondition[]>;
+  preconditions(input: Input, context: ToolContext): Precondition[] | Promise<Precondition[]>;
   /** Problems with a result: schema issues and broken invariants. Empty when it may reach the model. */
   checkOutput(output: unknown): string[] | Promise<string[]>;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
@@ -207,13 +208,14 @@ export function defineTool<S extends StandardSchema, Output>(
     sensitiveArguments: spec.sensitiveArguments ?? 'all',
     maxResultTokens: spec.maxResultTokens,
     paging: spec.paging,
-    async validate(input) {
-      const result = await standard.validate(input);
-      if (result.issues === undefined) return { ok: true, value: result.value as InferOutput<S> };
-      return { ok: false, issues: result.issues.map(toInputIssue) };
+    validate(input) {
+      const result = standard.validate(input);
+      return typeof (result as { then?: unknown }).then === 'function'
+        ? (result as Promise<StandardResult<InferOutput<S>>>).then(validationOf)
+        : validationOf(result as StandardResult<InferOutput<S>>);
     },
-    async preconditions(input, context) {
-      return spec.preconditions ? await spec.preconditions(input, context) : [];
+    preconditions(input, context) {
+      return spec.preconditions ? spec.preconditions(input, context) : [];
     },
     // Synchronous when there is nothing to check: this runs on every call.
     checkOutput:
@@ -233,6 +235,11 @@ export function defineTool<S extends StandardSchema, Output>(
           },
     execute: spec.execute,
   };
+}
+
+function validationOf<Output>(result: StandardResult<Output>): InputValidation<Output> {
+  if (result.issues === undefined) return { ok: true, value: result.value };
+  return { ok: false, issues: result.issues.map(toInputIssue) };
 }
 
 function jsonSchemaOf(name: string, schema: StandardSchema): { [key: string]: JsonValue } {

@@ -1,15 +1,10 @@
-import type { Clock, TimerHandle } from '../../time/clock.js';
+import type { Clock } from '../../time/clock.js';
 import type { CallRuntime } from '../call-plan.js';
-
-interface Deadline {
-  at: number;
-  onTimeout: () => void;
-}
+import type { RunDeadlines } from './run-deadlines.js';
 
 /**
- * What one batch's calls share: a signal made only if a tool reads it, one timer for every call's
- * deadline (armed for the earliest), and one list of abort listeners. Most batches make no
- * `AbortController` and one timer.
+ * What one batch's calls share: a signal made only if a tool reads it, the run's one deadline
+ * timer, and one list of abort listeners. Most batches make no `AbortController` and no timer.
  */
 export class BatchRuntime implements CallRuntime {
   readonly #clock: Clock;
@@ -17,12 +12,11 @@ export class BatchRuntime implements CallRuntime {
   #reason: unknown;
   #aborted = false;
   readonly #listeners = new Set<() => void>();
-  readonly #deadlines = new Set<Deadline>();
-  #timer: TimerHandle | undefined;
-  #timerAt = Number.POSITIVE_INFINITY;
+  readonly #deadlines: RunDeadlines;
 
-  constructor(clock: Clock, run: AbortSignal) {
+  constructor(clock: Clock, run: AbortSignal, deadlines: RunDeadlines) {
     this.#clock = clock;
+    this.#deadlines = deadlines;
     if (run.aborted) {
       this.#aborted = true;
       this.#reason = run.reason;
@@ -62,45 +56,11 @@ export class BatchRuntime implements CallRuntime {
   }
 
   deadline(ms: number, onTimeout: () => void): () => void {
-    const entry: Deadline = { at: this.#clock.now() + ms, onTimeout };
-    this.#deadlines.add(entry);
-    if (entry.at < this.#timerAt) this.#arm(entry.at);
-    return () => {
-      this.#deadlines.delete(entry);
-      if (this.#deadlines.size === 0) this.#disarm();
-    };
+    return this.#deadlines.add(ms, onTimeout);
   }
 
-  /** Clears the timer and unlinks the signal: the batch is over. */
+  /** The batch is over: its abort listeners are dropped (deadlines are unregistered by their calls). */
   dispose(): void {
-    this.#disarm();
-    this.#deadlines.clear();
     this.#listeners.clear();
-  }
-
-  #arm(at: number): void {
-    this.#disarm();
-    this.#timerAt = at;
-    this.#timer = this.#clock.setTimeout(() => this.#fire(), Math.max(0, at - this.#clock.now()));
-  }
-
-  #disarm(): void {
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
-  }
-
-  #fire(): void {
-    this.#timer = undefined;
-    this.#timerAt = Number.POSITIVE_INFINITY;
-    const now = this.#clock.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const entry of [...this.#deadlines]) {
-      if (entry.at <= now) {
-        this.#deadlines.delete(entry);
-        entry.onTimeout();
-      } else if (entry.at < next) next = entry.at;
-    }
-    if (next < Number.POSITIVE_INFINITY) this.#arm(next);
   }
 }

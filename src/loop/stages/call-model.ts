@@ -1,4 +1,4 @@
-import { costUsdOf, priceFor } from '../../controls/price.js';
+import { costUsdOf, resolvePrice } from '../../controls/price.js';
 import { errorInfo } from '../../errors/error-info.js';
 import { type AssistantMessage, type ToolUseBlock, textOf, toolCallsOf } from '../../model/content.js';
 import { addUsage, type ModelResponse, type Usage } from '../../model/model.js';
@@ -6,6 +6,7 @@ import { raceAbort } from '../abort.js';
 import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
 import { LoopStop } from '../loop-stop.js';
+import type { Outcome } from '../outcome.js';
 import { malformed, validUsage } from './read-response.js';
 
 /** A model's answer as the later stages read it. */
@@ -80,11 +81,15 @@ async function account(
   const prefillTokens = callUsage.inputTokens + callUsage.cacheReadTokens + callUsage.cacheWriteTokens;
   state.usage = addUsage(state.usage, callUsage);
   state.billedTokens += prefillTokens + callUsage.outputTokens;
-  state.lastModelId = response.model ?? state.lastModelId;
-  const price = setup.prices ? priceFor(setup.prices, response.model ?? prepared.model.name) : undefined;
-  const callCost = price ? costUsdOf(callUsage, price) : 0;
+  // A blank id (Azure reports `model: ''`) says nothing about the model: keep the last one.
+  const reportedModel = response.model?.trim() ? response.model : undefined;
+  state.lastModelId = reportedModel ?? state.lastModelId;
+  // Priced by the id the provider reported (often dated), else by the name the call was made with.
+  const price = setup.prices ? resolvePrice(setup.prices, reportedModel, prepared.model.name) : undefined;
+  const callCost = price ? costUsdOf(callUsage, price.price) : 0;
   state.costUsd += callCost;
   const spend = setup.accountSpend;
+  const unpriced = price === undefined ? await unpricedSpend(state) : undefined;
   if (spend && callCost > 0) {
     const added = await guard(
       'limiter',
@@ -116,7 +121,46 @@ async function account(
       now,
     );
   }
+  if (unpriced) {
+    // Named as the call was made (as the before-call check names it), else as the provider reported.
+    const model = prepared.model.name.trim() ? prepared.model.name : (reportedModel ?? '');
+    throw new LoopStop({ ...unpriced, unpriced: model }, 'during-call');
+  }
   return { response, calls, text, prefillTokens };
+}
+
+/**
+ * Under a spend budget, a call no price resolves for is not free: the budget it leaves unenforced
+ * (the run's `maxSpendUsd` first, else the account's ceiling) with the spend so far, to end the
+ * run `over_budget`. Undefined without a spend budget (costs are then figures, not limits).
+ */
+async function unpricedSpend(
+  state: LoopState,
+): Promise<Extract<Outcome, { kind: 'over_budget' }> | undefined> {
+  const { limits, accountSpend } = state.setup;
+  const phase = 'during-call' as const;
+  if (limits.maxSpendUsd !== null)
+    return {
+      kind: 'over_budget',
+      budget: 'spend_usd',
+      limit: limits.maxSpendUsd,
+      actual: state.costUsd,
+      phase,
+    };
+  if (!accountSpend) return undefined;
+  const spent = await guard(
+    'limiter',
+    () => accountSpend.limiter.spent(accountSpend.accountId),
+    state.run.signal,
+  );
+  if (!spent.ok) throw LoopStop.from(spent, phase);
+  return {
+    kind: 'over_budget',
+    budget: 'account_spend_usd',
+    limit: accountSpend.limitUsd,
+    actual: spent.value,
+    phase,
+  };
 }
 
 function jsonSafe(value: unknown): unknown {

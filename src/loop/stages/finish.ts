@@ -23,6 +23,7 @@ export function abortOutcome(state: LoopState, phase: BudgetPhase): Outcome {
 export function release(state: LoopState): void {
   if (state.wallTimer !== undefined) state.setup.clock.clearTimeout(state.wallTimer as never);
   state.wallTimer = undefined;
+  state.deadlines.dispose();
   state.unlink();
 }
 

@@ -19,7 +19,7 @@ export async function runBatch(
 ): Promise<CallSettlement[]> {
   const { setup, trace } = state;
   const { clock, counter } = setup;
-  const runtime = new BatchRuntime(clock, state.run.signal);
+  const runtime = new BatchRuntime(clock, state.run.signal, state.deadlines);
   state.batch = runtime;
   let fatal: CallSettlement | undefined;
   let settlements: CallSettlement[];
