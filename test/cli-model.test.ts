@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -79,6 +79,39 @@ describe('reins model', () => {
     expect(svg).toContain('retry in place');
     expect(svg).toContain('restart from step 0');
     expect(svg.match(/<path /g)?.length).toBe(2);
+  });
+
+  it('--plot refuses any extension but .svg, writing nothing', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'reins-plot-'));
+    for (const name of ['retry.png', 'retry.svg.pdf', 'retry']) {
+      const file = join(folder, name);
+      const run = reins(['model', 'retry', '--trials', '100', '--plot', file]);
+      expect(run.status, name).toBe(2);
+      expect(run.stderr, name).toMatch(/--plot writes SVG only: name a \.svg file, got ".*"/);
+      expect(run.stdout, name).toBe('');
+      expect(existsSync(file), name).toBe(false);
+    }
+    expect(reins(['model', 'retry', '--trials', '100', '--plot', join(folder, 'RETRY.SVG')]).status).toBe(0);
+  });
+
+  it('a closed-form model that computes for long shows it is working on stderr, and its output is unchanged', () => {
+    const args = ['model', 'quadratic', '--steps', '20000', '--json'];
+    const shown = reins(args, { REINS_PROGRESS: '1', REINS_PROGRESS_AFTER_MS: '0' });
+    expect(shown.status, shown.stderr).toBe(0);
+    expect(shown.stderr).toMatch(/reins model quadratic: computing… \d+s elapsed/);
+    const quiet = reins(args);
+    expect(quiet.stderr).toBe('');
+    expect(JSON.parse(shown.stdout)).toEqual(JSON.parse(quiet.stdout));
+    expect(JSON.parse(quiet.stdout)).toMatchObject({ params: { steps: 20_000 } });
+    // The chart crosses back from the worker for --plot.
+    const file = join(mkdtempSync(join(tmpdir(), 'reins-plot-')), 'quadratic.svg');
+    const plotted = reins(['model', 'quadratic', '--steps', '80', '--kept', '40', '--plot', file], {
+      REINS_PROGRESS: '1',
+      REINS_PROGRESS_AFTER_MS: '0',
+    });
+    expect(plotted.status, plotted.stderr).toBe(0);
+    expect(plotted.stdout).toContain('$3.9432');
+    expect(readFileSync(file, 'utf8')).toMatch(/^<svg /);
   });
 
   it('shows a progress bar on stderr when Monte Carlo runs long', () => {

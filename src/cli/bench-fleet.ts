@@ -1,8 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import pc from 'picocolors';
 import { type FleetFigures, type FleetOptions, runFleet } from '../fleet/run-fleet.js';
+import { glossary } from './glossary.js';
 
-/** `reins bench fleet`: the postmortem and an outage, replayed with real processes on loopback. */
+/** `reins bench fleet`: the $200 night's postmortem (post-14) and an outage, replayed with real processes on loopback. */
 export async function benchFleet(json: boolean, overrides: Partial<FleetOptions> = {}): Promise<number> {
   const workerScript = fileURLToPath(new URL('../fleet/fleet-worker.js', import.meta.url));
   const report = await runFleet({
@@ -19,7 +20,7 @@ export async function benchFleet(json: boolean, overrides: Partial<FleetOptions>
     ];
     console.log(
       pc.bold(
-        `\nThe $200 night, replayed: ${report.records} records, ${report.poisoned} answer 400, ${report.workers} worker processes`,
+        `\n${glossary.night[0]?.toUpperCase()}${glossary.night.slice(1)}, replayed: ${report.records} records, ${report.poisoned} answer 400, ${report.workers} worker processes`,
       ),
     );
     console.log(

@@ -1,6 +1,6 @@
 import pc from 'picocolors';
 import { z } from 'zod';
-import { describeOutcome } from '../loop/outcome.js';
+import { describeOutcome, type Outcome } from '../loop/outcome.js';
 import { runAgent } from '../loop/run-agent.js';
 import type { Model } from '../model/model.js';
 import { type AnthropicStreamEvent, assembleAnthropicStream } from '../stream/assemble-anthropic.js';
@@ -63,10 +63,30 @@ const render = (display: unknown) =>
     )
     .join('\n');
 
-/** `reins demo stream`: a form filling in field by field; execution only after the block closed; then a cut-off stream. */
-export async function demoStream(): Promise<number> {
-  const live = Boolean(process.stdout.isTTY);
-  const json = JSON.stringify(form);
+/** What `reins demo stream --json` prints for each of the two streams. */
+export interface StreamDemoRun {
+  stream: 'complete' | 'cut-off';
+  /** Argument fragments the display was updated with. */
+  fragments: number;
+  /** Times the tool ran: 1 for the complete stream, 0 for the cut-off one. */
+  toolRuns: number;
+  outcome: Outcome;
+  /** The arguments the tool ran with, or null when it never ran. */
+  executedInput: unknown;
+}
+
+/**
+ * `reins demo stream`: a form filling in field by field; execution only after the block closed;
+ * then a cut-off stream. With `json`, one object per stream and no live display.
+ */
+export async function demoStream(flags: { json?: boolean } = {}): Promise<number> {
+  const json = Boolean(flags.json);
+  const live = !json && Boolean(process.stdout.isTTY);
+  const say = (text: string) => {
+    if (!json) console.log(text);
+  };
+  const runs: StreamDemoRun[] = [];
+  const formJson = JSON.stringify(form);
   const executed: unknown[] = [];
   const tool = defineTool({
     name: 'submit_application',
@@ -89,7 +109,7 @@ export async function demoStream(): Promise<number> {
   });
 
   for (const cut of [undefined, 14]) {
-    console.log(
+    say(
       pc.bold(
         pc.cyan(
           cut === undefined
@@ -110,7 +130,7 @@ export async function demoStream(): Promise<number> {
             stopReason: 'end_turn',
             usage: { inputTokens: 700, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
           };
-        return assembleAnthropicStream(paced(events(json, 24, cut), live ? 25 : 0), {
+        return assembleAnthropicStream(paced(events(formJson, 24, cut), live ? 25 : 0), {
           onToolInput: ({ display }) => {
             updates++;
             const text = render(display);
@@ -118,7 +138,7 @@ export async function demoStream(): Promise<number> {
               if (lastLines > 0) process.stdout.write(`\x1b[${lastLines}A\x1b[0J`);
               process.stdout.write(`${text}\n`);
               lastLines = text.split('\n').length;
-            } else if (updates % 8 === 0) console.log(pc.dim(`after ${updates} fragments:`) + `\n${text}`);
+            } else if (updates % 8 === 0) say(pc.dim(`after ${updates} fragments:`) + `\n${text}`);
           },
         });
       },
@@ -130,15 +150,23 @@ export async function demoStream(): Promise<number> {
       tools: [tool],
       giveUpTool: false,
     });
-    console.log(
+    runs.push({
+      stream: cut === undefined ? 'complete' : 'cut-off',
+      fragments: updates,
+      toolRuns: executed.length - before,
+      outcome: result.outcome,
+      executedInput: executed.length > before ? executed[executed.length - 1] : null,
+    });
+    say(
       pc.dim(`${updates} fragments shown as they arrived; the tool ran ${executed.length - before} time(s)`),
     );
-    console.log(
+    say(
       `${pc.bold('outcome')} ${result.outcome.kind === 'answered' ? pc.green(describeOutcome(result.outcome)) : pc.yellow(describeOutcome(result.outcome))}`,
     );
     if (cut === undefined)
-      console.log(pc.dim('execution started only after the tool block closed and its JSON parsed whole'));
-    else console.log(pc.dim('the arguments were cut off: the partial form was shown, never submitted'));
+      say(pc.dim('execution started only after the tool block closed and its JSON parsed whole'));
+    else say(pc.dim('the arguments were cut off: the partial form was shown, never submitted'));
   }
+  if (json) console.log(JSON.stringify(runs, null, 2));
   return 0;
 }

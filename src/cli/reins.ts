@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
 import { scenarioNames } from '../scenarios/index.js';
 import { benchFleet } from './bench-fleet.js';
 import { benchIdempotency } from './bench-idempotency.js';
@@ -7,19 +8,30 @@ import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
+import { glossary } from './glossary.js';
 import { addModelCommands } from './model.js';
+import { sanitize } from './sanitize.js';
 import { traceReplay, traceShow } from './trace.js';
 import { wholeNumber } from './whole-number.js';
 
+/** The package's version, from the package.json two levels above this file (dist/cli/ or src/cli/). */
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
 const program = new Command('reins')
   .description('Production controls for LLM agents')
+  .version(version, '-V, --version', 'print the reins version')
   .exitOverride((error) => {
     process.exit(error.exitCode === 0 ? 0 : 2);
   });
 
 program
   .command('demo')
-  .description('Play the lesson\u2019s scenarios through the real loop (scripted model, real controls)')
+  .summary('Play four scripted scenarios through the real loop, or `stream` for a streamed tool call')
+  .description(
+    `Play the four scenarios of ${glossary.lesson} through the real loop (scripted model, real controls); \`stream\` shows a tool argument streaming in`,
+  )
   .addArgument(
     new Command()
       .createArgument('[scenario]', 'which scenario')
@@ -40,10 +52,10 @@ program
     ).argParser(wholeNumber('--cap-results', 1)),
   )
   .option('--trace-out <file>', 'also write the trace as JSONL')
-  .option('--json', 'print one JSON object per scenario')
+  .option('--json', 'print one JSON object per scenario (for stream: one per stream)')
   .action(async (scenario, options) => {
     if (scenario === 'stream') {
-      process.exitCode = await demoStream();
+      process.exitCode = await demoStream({ json: Boolean(options.json) });
       return;
     }
     process.exitCode = await demo(scenario, {
@@ -90,7 +102,7 @@ program
 bench
   .command('fleet')
   .description(
-    'The $200 postmortem and an outage, replayed with worker processes, Redis and a loopback service',
+    `${glossary.night[0]?.toUpperCase()}${glossary.night.slice(1)} and an outage, replayed with worker processes, Redis and a loopback service`,
   )
   .option('--json', 'print the figures as JSON')
   .option('--redis <url>', 'Redis URL', 'redis://127.0.0.1:6379')
@@ -145,6 +157,6 @@ trace
 try {
   await program.parseAsync();
 } catch (error) {
-  console.error(`reins: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`reins: ${sanitize(error instanceof Error ? error.message : String(error))}`);
   process.exitCode = 2;
 }

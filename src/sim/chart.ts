@@ -26,6 +26,15 @@ export function sweep(from: number, to: number, count: number): number[] {
   return Array.from({ length: count }, (_, i) => from + ((to - from) * i) / (count - 1));
 }
 
+/**
+ * Whole step counts from 1 to `longest` for a chart: every one up to `maxPoints`, else that many
+ * evenly spaced (a million-step chart needs no million points, and each costs a model evaluation).
+ */
+export function stepSweep(longest: number, maxPoints = 400): number[] {
+  if (longest <= maxPoints) return sweep(1, longest, longest);
+  return [...new Set(sweep(1, longest, maxPoints).map((n) => Math.round(n)))];
+}
+
 /** A line series of `f` over `xs`: `curve('restart', sweep(0, 0.35, 71), (p) => multiplier(p))`. */
 export function curve(
   name: string,

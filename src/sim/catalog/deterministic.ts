@@ -1,4 +1,4 @@
-import { curve, sweep } from '../chart.js';
+import { curve, stepSweep, sweep } from '../chart.js';
 import {
   amplificationDefaults,
   amplificationParamSpecs,
@@ -52,11 +52,11 @@ export const quadraticModel = defineModel({
         x: { label: 'steps in the run' },
         y: { label: 'cost per run', format: 'usd' },
         lines: [
-          curve(`every result kept (${kept} tokens)`, sweep(1, longest, longest), (n) => at(n, kept)),
-          curve(`results cut to ${digest}-token digests`, sweep(1, longest, longest), (n) => at(n, digest)),
+          curve(`every result kept (${kept} tokens)`, stepSweep(longest), (n) => at(n, kept)),
+          curve(`results cut to ${digest}-token digests`, stepSweep(longest), (n) => at(n, digest)),
           {
             name: 'digests + cached prefix',
-            points: sweep(1, longest, longest).map(
+            points: stepSweep(longest).map(
               (n) =>
                 [
                   n,
@@ -71,7 +71,7 @@ export const quadraticModel = defineModel({
                 ] as const,
             ),
           },
-          curve('linear (first step × N)', sweep(1, longest, longest), (n) => at(1, kept) * n, {
+          curve('linear (first step × N)', stepSweep(longest), (n) => at(1, kept) * n, {
             dashed: true,
           }),
         ],
@@ -119,9 +119,7 @@ export const cacheModel = defineModel({
         title: 'Prompt-cache savings shrink as the run grows',
         x: { label: 'steps in the run' },
         y: { label: 'savings from caching the prefix', format: 'percent', min: 0 },
-        lines: [
-          curve('savings', sweep(1, longest, longest), (n) => cacheCost({ ...params, steps: n }).savings),
-        ],
+        lines: [curve('savings', stepSweep(longest), (n) => cacheCost({ ...params, steps: n }).savings)],
         points: [{ x: params.steps, y: result.savings, label: pct(result.savings) }],
       },
       notes: [
@@ -226,16 +224,16 @@ export const loopCostModel = defineModel({
         lines: [
           curve(
             'sum of prefixes (billed)',
-            sweep(1, longest, longest),
+            stepSweep(longest),
             (n) => loopCost({ ...params, steps: n }).billedTokens,
           ),
           curve(
             'estimate rule',
-            sweep(1, longest, longest),
+            stepSweep(longest),
             (n) => loopCost({ ...params, steps: n }).estimateRuleTokens,
             { dashed: true },
           ),
-          curve('steps × base', sweep(1, longest, longest), (n) => n * params.base, { dashed: true }),
+          curve('steps × base', stepSweep(longest), (n) => n * params.base, { dashed: true }),
         ],
         points: [{ x: params.steps, y: result.billedTokens, label: int(result.billedTokens) }],
       },
