@@ -8,9 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   type IdempotencyStore,
+  type IdempotentOptions,
   idempotent,
   MemoryIdempotencyStore,
   type Reconciliation,
+  scopedIdempotencyKey,
 } from '../src/idempotency/index.js';
 import { defineTool, isToolError, type ToolContext } from '../src/index.js';
 import { PostgresIdempotencyStore } from '../src/postgres/index.js';
@@ -61,11 +63,19 @@ const context: ToolContext = {
   callId: 'c',
 };
 const input = z.object({ idempotencyKey: z.string(), amountCents: z.number() });
+const as = (id: string, tenant?: string): ToolContext => ({
+  ...context,
+  actor: { id, ...(tenant ? { attributes: { tenant } } : {}) },
+});
 
 function harness(
   store: IdempotencyStore,
   clock: FakeClock,
-  options: { reconcile?: (key: string) => Promise<Reconciliation>; behave?: () => Promise<void> } = {},
+  options: {
+    reconcile?: (key: string) => Promise<Reconciliation>;
+    behave?: () => Promise<void>;
+    scope?: IdempotentOptions<{ idempotencyKey: string; amountCents: number }>['scope'];
+  } = {},
 ) {
   const effects: { key: string; amountCents: number }[] = [];
   const charge = defineTool({
@@ -88,10 +98,11 @@ function harness(
     retentionMs: 86_400_000,
     generateId: (prefix) => `${prefix}_${++n}`,
     ...(options.reconcile ? { reconcile: (key: string) => options.reconcile!(key) } : {}),
+    ...(options.scope !== undefined ? { scope: options.scope } : {}),
   });
-  const call = async (value: { idempotencyKey: string; amountCents: number }) => {
+  const call = async (value: { idempotencyKey: string; amountCents: number }, as: ToolContext = context) => {
     try {
-      return { ok: true as const, value: await tool.execute(value, context) };
+      return { ok: true as const, value: await tool.execute(value, as) };
     } catch (error) {
       // The tool's own errors pass through unchanged; reins' refusals are ToolErrors with codes.
       if (!isToolError(error)) return { ok: false as const, code: 'thrown', retry: undefined };
@@ -268,6 +279,87 @@ describe.each(stores)('idempotency store conformance: %s', (name, make) => {
     expect(effects).toHaveLength(0);
   });
 
+  it('keys are scoped by actor: two actors with one key run twice, each gets its own result', async ({
+    skip,
+  }) => {
+    if (!ready()) return skip();
+    const { effects, call } = harness(await make(), fakeClock());
+    const alice = await call({ idempotencyKey: '1001', amountCents: 500 }, as('tenant-a'));
+    // The other tenant's 1001 is its own operation: a different amount is not a key reuse.
+    const bob = await call({ idempotencyKey: '1001', amountCents: 900 }, as('tenant-b'));
+    expect(alice).toEqual({ ok: true, value: { chargeId: 'ch_1', amountCents: 500 } });
+    expect(bob).toEqual({ ok: true, value: { chargeId: 'ch_2', amountCents: 900 } });
+    expect(await call({ idempotencyKey: '1001', amountCents: 500 }, as('tenant-a'))).toMatchObject({
+      ok: true,
+      value: { deduplicated: true, result: { chargeId: 'ch_1', amountCents: 500 } },
+    });
+    expect(await call({ idempotencyKey: '1001', amountCents: 900 }, as('tenant-b'))).toMatchObject({
+      ok: true,
+      value: { deduplicated: true, result: { chargeId: 'ch_2', amountCents: 900 } },
+    });
+    // Calls with no actor share one fixed scope of their own.
+    expect(await call({ idempotencyKey: '1001', amountCents: 1 })).toMatchObject({
+      ok: true,
+      value: { chargeId: 'ch_3' },
+    });
+    expect(await call({ idempotencyKey: '1001', amountCents: 1 })).toMatchObject({
+      value: { deduplicated: true },
+    });
+    expect(effects).toHaveLength(3);
+  });
+
+  it('an explicit scope replaces the actor: a function of input and context, or a string', async ({
+    skip,
+  }) => {
+    if (!ready()) return skip();
+    const store = await make();
+    const byTenant = harness(store, fakeClock(), {
+      scope: (_input, ctx) => String(ctx.actor?.attributes?.['tenant'] ?? 'none'),
+    });
+    await byTenant.call({ idempotencyKey: 'k', amountCents: 1 }, as('ann', 'acme'));
+    expect(await byTenant.call({ idempotencyKey: 'k', amountCents: 1 }, as('ben', 'acme'))).toMatchObject({
+      value: { deduplicated: true },
+    });
+    expect(await byTenant.call({ idempotencyKey: 'k', amountCents: 1 }, as('cal', 'globex'))).toMatchObject({
+      value: { chargeId: 'ch_2' },
+    });
+    expect(byTenant.effects).toHaveLength(2);
+    const shared = harness(store, fakeClock(), { scope: 'shop-1' });
+    await shared.call({ idempotencyKey: 'k', amountCents: 1 }, as('ann'));
+    expect(await shared.call({ idempotencyKey: 'k', amountCents: 1 }, as('ben'))).toMatchObject({
+      value: { deduplicated: true },
+    });
+    expect(shared.effects).toHaveLength(1);
+  });
+
+  it('reconcile is given the scoped key; a record written without a scope stays the actor-less one', async ({
+    skip,
+  }) => {
+    if (!ready()) return skip();
+    const store = await make();
+    const clock = fakeClock();
+    const asked: string[] = [];
+    const { call } = harness(store, clock, {
+      reconcile: async (key) => {
+        asked.push(key);
+        return { happened: false };
+      },
+    });
+    for (const actor of [undefined, 'tenant:a/b']) {
+      const key = await scopedIdempotencyKey('charge', 'order-10', actor);
+      await store.reserve({
+        key,
+        fingerprint: await fingerprintOf({ amountCents: 1 }),
+        token: 'dead',
+        nowMs: clock.now() - 20_000,
+        leaseMs: 10_000,
+        retentionMs: 86_400_000,
+      });
+      await call({ idempotencyKey: 'order-10', amountCents: 1 }, actor ? as(actor) : context);
+    }
+    expect(asked).toEqual(['charge:order-10', 'charge@tenant%3Aa%2Fb:order-10']);
+  });
+
   it('keeps records for the retention period, then the key is free; a clock stepping back keeps a lease held', async ({
     skip,
   }) => {
@@ -321,6 +413,25 @@ describe('bad input and broken stores', () => {
     });
     expect((await call({ idempotencyKey: 'k'.repeat(255), amountCents: 1 })).ok).toBe(true);
     expect(effects).toHaveLength(1);
+  });
+
+  it('a scope that is not a non-empty string is refused before anything runs', async () => {
+    for (const scope of [
+      () => '',
+      () => 42 as unknown as string,
+      () => {
+        throw new Error('no tenant');
+      },
+    ]) {
+      const { effects, call } = harness(new MemoryIdempotencyStore(), fakeClock(), { scope });
+      expect(await call({ idempotencyKey: 'k', amountCents: 1 }, as('ann'))).toEqual({
+        ok: false,
+        code: 'invalid_idempotency_scope',
+        retry: 'no',
+      });
+      expect(effects).toHaveLength(0);
+    }
+    expect(() => harness(new MemoryIdempotencyStore(), fakeClock(), { scope: '' })).toThrow(/scope/);
   });
 
   it('a store that is down fails the call with a retryable error and never runs it unprotected', async () => {

@@ -160,6 +160,18 @@ describe.each(breakers)('circuit breaker conformance: %s', (name, make) => {
     expect(await breaker.acquire()).toEqual({ kind: 'allowed', probe: false });
   });
 
+  it('a clock stepping back does not keep it open past its cooldown', async ({ skip: skipTest }) => {
+    if (name === 'redis' && redis === undefined) return skipTest();
+    const clock = fakeClock();
+    const breaker = make(clock);
+    for (let i = 0; i < 3; i++) await breaker.record(await breaker.acquire(), false);
+    expect(await breaker.acquire()).toEqual({ kind: 'open', retryInMs: 1_000 });
+    clock.set(clock.now() - 3_600_000);
+    expect(await breaker.acquire()).toEqual({ kind: 'open', retryInMs: 1_000 });
+    clock.advance(1_000);
+    expect(await breaker.acquire()).toEqual({ kind: 'allowed', probe: true });
+  });
+
   it('a success resets the consecutive count', async ({ skip: skipTest }) => {
     if (name === 'redis' && redis === undefined) return skipTest();
     const breaker = make(fakeClock());

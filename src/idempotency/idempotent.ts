@@ -20,6 +20,15 @@ export interface IdempotentOptions<Input> {
    * or, when no natural key exists, a fingerprint of the canonical input within a time window.
    */
   key: { field: string } | { fingerprintWindowMs: number };
+  /**
+   * Whose keys these are. Two scopes never share a record: tenant A's key `1001` and tenant B's are
+   * two operations. A string puts every call in that one scope; a function picks the scope per call
+   * (a tenant from the actor's attributes, say) and must return a non-empty string. By default the
+   * scope is `context.actor.id`; calls with no actor share one fixed scope, stored under the unscoped
+   * key `tool:key` (the form earlier versions wrote). See {@link scopedIdempotencyKey}.
+   * @default (input, context) => context.actor?.id
+   */
+  scope?: string | ((input: Input, context: ToolContext) => string);
   /** How long records are kept. @default 86_400_000 (24 h) */
   retentionMs?: number;
   /** How long a holder may run before its reservation can be taken over. Longer than the call. @default 30_000 */
@@ -39,6 +48,8 @@ export interface IdempotentOptions<Input> {
 /** How a wrapped tool behaves, stated on the tool. */
 export interface IdempotencyInfo {
   key: string;
+  /** Whose keys they are: `actor` (the default), `fixed` (one string scope) or `custom` (a function). */
+  scope: 'actor' | 'fixed' | 'custom';
   guarantee: 'exactly-once' | 'at-least-once-in-crash-window';
 }
 
@@ -67,12 +78,30 @@ async function sha256(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
+/** Encoded scopes longer than this are stored as a digest, so a long actor id cannot bloat a key. */
+const maxScopeLength = 200;
+
+/**
+ * The store key of `key` for `tool` in `scope`: `tool:key` without a scope (calls with no actor, and
+ * every record written before keys were scoped), `tool@scope:key` with one. The scope is
+ * URI-encoded, so it holds no `:`; tool names hold no `@` or `:`, so no two (scope, key) pairs share
+ * a store key. A scope whose encoding is longer than 200 characters is stored as `#` and the first
+ * 32 hex digits of its SHA-256 (`#` never appears in an encoded scope). Use it to find or migrate
+ * records, and to answer `reconcile`, which is given this key.
+ */
+export async function scopedIdempotencyKey(tool: string, key: string, scope?: string): Promise<string> {
+  if (scope === undefined) return `${tool}:${key}`;
+  const encoded = encodeURIComponent(scope);
+  return `${tool}@${encoded.length > maxScopeLength ? `#${(await sha256(scope)).slice(0, 32)}` : encoded}:${key}`;
+}
+
 /**
  * Makes a tool safe to retry: reserve the key (with a lease) → execute → record the result. A
  * repeat of a completed key returns the stored result marked `deduplicated` without executing; a
  * concurrent repeat gets `idempotency_key_in_use`; the same key with different input gets
  * `key_reused_with_different_input`; a terminal failure is stored and replayed. "Done" is recorded
- * only after the effect completed. If the store cannot be reached the tool does not run.
+ * only after the effect completed. If the store cannot be reached the tool does not run. Keys are
+ * scoped by the actor (or `scope`): two tenants sending the same key are two operations.
  *
  * @example
  * const charge = idempotent(chargeTool, { store, key: { field: 'idempotencyKey' }, reconcile: (key) => payments.lookup(key) });
@@ -92,8 +121,41 @@ export function idempotent<Input, Output>(
   const generateId = options.generateId ?? randomIds;
   const failedBeforeEffect = options.failedBeforeEffect ?? failedBeforeEffectDefault;
   const keySpec = options.key;
+  const scopeSpec = options.scope;
+  if (
+    scopeSpec !== undefined &&
+    typeof scopeSpec !== 'function' &&
+    !(typeof scopeSpec === 'string' && scopeSpec.length > 0)
+  )
+    throw new ConfigurationError('scope', 'must be a non-empty string or a function returning one');
 
-  const keyOf = async (input: Input): Promise<{ key: string; rest: unknown }> => {
+  const invalidScope = (cause?: unknown) =>
+    new ToolError(
+      'The idempotency scope for this call could not be determined, so the operation was not run.',
+      { code: 'invalid_idempotency_scope', retry: 'no', ...(cause === undefined ? {} : { cause }) },
+    );
+
+  /** The scope of one call: undefined is the fixed scope of calls with no actor. */
+  const scopeOf = (input: Input, context: ToolContext): string | undefined => {
+    if (scopeSpec === undefined) {
+      const id: unknown = context?.actor?.id;
+      if (id === undefined) return undefined;
+      if (typeof id !== 'string') throw invalidScope();
+      return id;
+    }
+    if (typeof scopeSpec === 'string') return scopeSpec;
+    let scope: unknown;
+    try {
+      scope = scopeSpec(input, context);
+    } catch (error) {
+      throw invalidScope(error);
+    }
+    if (typeof scope !== 'string' || scope.length === 0) throw invalidScope();
+    return scope;
+  };
+
+  const keyOf = async (input: Input, context: ToolContext): Promise<{ key: string; rest: unknown }> => {
+    const scope = scopeOf(input, context);
     if ('field' in keySpec) {
       const { [keySpec.field]: raw, ...rest } = (input ?? {}) as Record<string, unknown>;
       if (typeof raw !== 'string' || raw.length === 0 || raw.length > 255) {
@@ -102,13 +164,11 @@ export function idempotent<Input, Output>(
           { code: 'invalid_idempotency_key', retry: 'no' },
         );
       }
-      return { key: `${tool.name}:${raw}`, rest };
+      return { key: await scopedIdempotencyKey(tool.name, raw, scope), rest };
     }
     const window = Math.floor(clock.now() / keySpec.fingerprintWindowMs);
-    return {
-      key: `${tool.name}:fp:${(await sha256(canonicalJson(input))).slice(0, 32)}:${window}`,
-      rest: input,
-    };
+    const fingerprint = `fp:${(await sha256(canonicalJson(input))).slice(0, 32)}:${window}`;
+    return { key: await scopedIdempotencyKey(tool.name, fingerprint, scope), rest: input };
   };
 
   const storeCall = async <T>(operation: () => Promise<T>): Promise<T> => {
@@ -141,10 +201,11 @@ export function idempotent<Input, Output>(
         'field' in keySpec
           ? `input.${keySpec.field}`
           : `fingerprint of the input per ${keySpec.fingerprintWindowMs} ms`,
+      scope: scopeSpec === undefined ? 'actor' : typeof scopeSpec === 'string' ? 'fixed' : 'custom',
       guarantee: options.reconcile ? 'exactly-once' : 'at-least-once-in-crash-window',
     },
     async execute(input, context) {
-      const { key, rest } = await keyOf(input);
+      const { key, rest } = await keyOf(input, context);
       const fingerprint = await sha256(canonicalJson(rest));
       const token = generateId('lease');
       const reserved = await storeCall(() =>

@@ -1,7 +1,15 @@
 import type { Redis } from 'ioredis';
+import { errorInfo } from '../errors/error-info.js';
+import { ConfigurationError } from '../errors/reins-error.js';
 import { consecutiveFailures, failureRate } from '../resilience/breaker-strategy.js';
-import { type Breaker, type BreakerPermit, CircuitBreaker } from '../resilience/circuit-breaker.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import {
+  type Breaker,
+  type BreakerPermit,
+  CircuitBreaker,
+  durationOption,
+} from '../resilience/circuit-breaker.js';
+import type { Clock } from '../time/clock.js';
+import { monotonicClock, monotonicView } from '../time/monotonic-clock.js';
 
 const acquireScript = `
 local now = tonumber(ARGV[1])
@@ -74,56 +82,119 @@ export interface RedisCircuitBreakerOptions {
   strategy?:
     | { type: 'consecutive'; threshold: number }
     | { type: 'rate'; threshold: number; windowMs: number; minimumCalls: number };
-  /** @default 30_000 */
+  /** Finite, ≥ 0. @default 30_000 */
   cooldownMs?: number;
-  /** The half-open probe's exclusive lease; a probe that never reports frees it after this. @default cooldownMs */
+  /**
+   * The half-open probe's exclusive lease, whole milliseconds ≥ 1; a probe that never reports frees
+   * it after this. @default cooldownMs (at least 1)
+   */
   probeLeaseMs?: number;
   /** A Redis command slower than this counts as Redis being down. @default 500 */
   commandTimeoutMs?: number;
-  /** Told once when Redis is unreachable and the breaker goes local. @default console.warn */
+  /**
+   * While the breaker runs locally, the first call after this long asks Redis again; when Redis
+   * answers, the breaker is shared again (with a second warning saying so). @default 5_000
+   */
+  recheckIntervalMs?: number;
+  /** Told once when Redis is unreachable and the breaker goes local, and once when it is back. @default console.warn */
   onWarning?: (message: string) => void;
+  /**
+   * Read through a monotonic view: a clock that steps back does not stretch the cooldown.
+   * @default monotonicClock
+   */
   clock?: Clock;
+}
+
+type Strategy = NonNullable<RedisCircuitBreakerOptions['strategy']>;
+
+function checkedStrategy(strategy: Strategy): Strategy {
+  const { threshold } = strategy;
+  if (strategy.type === 'consecutive') {
+    if (!(Number.isInteger(threshold) && threshold >= 1))
+      throw new ConfigurationError('strategy.threshold', `must be a whole number ≥ 1, got ${threshold}`);
+    return { type: 'consecutive', threshold };
+  }
+  if (strategy.type !== 'rate')
+    throw new ConfigurationError(
+      'strategy.type',
+      `must be 'consecutive' or 'rate', got ${String((strategy as { type: unknown }).type)}`,
+    );
+  const { windowMs, minimumCalls } = strategy;
+  if (!(threshold > 0 && threshold <= 1))
+    throw new ConfigurationError('strategy.threshold', `must be a share in (0, 1], got ${threshold}`);
+  if (!(windowMs > 0 && windowMs < Number.POSITIVE_INFINITY))
+    throw new ConfigurationError('strategy.windowMs', `must be a finite number > 0, got ${windowMs}`);
+  if (!(Number.isInteger(minimumCalls) && minimumCalls >= 1))
+    throw new ConfigurationError('strategy.minimumCalls', `must be a whole number ≥ 1, got ${minimumCalls}`);
+  return { type: 'rate', threshold, windowMs, minimumCalls };
 }
 
 /**
  * A breaker shared by the fleet through Redis: the first few failures open it once for everyone,
  * and exactly one process at a time holds the half-open probe lease. If Redis cannot be reached
- * it degrades to a local breaker with the same settings, with a warning: never to no breaker.
+ * it degrades to a local breaker with the same settings, with a warning: never to no breaker. While
+ * local, the first call after `recheckIntervalMs` asks Redis again, and once Redis answers the
+ * breaker follows the shared state again. Pass `record` the permit `acquire` returned: a permit the
+ * local breaker gave is reported to the local breaker, never to the shared state.
  */
 export class RedisCircuitBreaker implements Breaker {
-  readonly #options: Required<Omit<RedisCircuitBreakerOptions, 'clock'>> & { clock: Clock };
-  readonly #local: CircuitBreaker;
+  readonly #options: Required<Omit<RedisCircuitBreakerOptions, 'clock' | 'strategy'>> & {
+    clock: Clock;
+    strategy: Strategy;
+  };
+  #local: CircuitBreaker;
+  /** Permits the local breaker gave, so they are never recorded in the shared state. */
+  readonly #localPermits = new WeakSet<BreakerPermit>();
   #degraded = false;
+  /** When Redis was last found unreachable (or last asked while degraded). */
+  #lastFailureAt = 0;
+  #rechecking = false;
 
   constructor(options: RedisCircuitBreakerOptions) {
-    const cooldownMs = options.cooldownMs ?? 30_000;
+    if (typeof options.key !== 'string' || options.key.length === 0)
+      throw new ConfigurationError('key', 'must be a non-empty string');
+    const cooldownMs = durationOption('cooldownMs', options.cooldownMs ?? 30_000);
+    const probeLeaseMs = options.probeLeaseMs ?? Math.max(1, Math.ceil(cooldownMs));
+    // The lease is a Redis PX: a whole number of milliseconds, at least 1.
+    if (!(Number.isInteger(probeLeaseMs) && probeLeaseMs >= 1))
+      throw new ConfigurationError(
+        'probeLeaseMs',
+        `must be a whole number of milliseconds ≥ 1, got ${probeLeaseMs}`,
+      );
+    const commandTimeoutMs = options.commandTimeoutMs ?? 500;
+    if (!(commandTimeoutMs > 0 && commandTimeoutMs < Number.POSITIVE_INFINITY))
+      throw new ConfigurationError(
+        'commandTimeoutMs',
+        `must be a finite number > 0, got ${commandTimeoutMs}`,
+      );
     this.#options = {
       redis: options.redis,
       key: options.key,
-      strategy: options.strategy ?? { type: 'consecutive', threshold: 5 },
+      strategy: checkedStrategy(options.strategy ?? { type: 'consecutive', threshold: 5 }),
       cooldownMs,
-      probeLeaseMs: options.probeLeaseMs ?? cooldownMs,
-      commandTimeoutMs: options.commandTimeoutMs ?? 500,
+      probeLeaseMs,
+      commandTimeoutMs,
+      recheckIntervalMs: durationOption('recheckIntervalMs', options.recheckIntervalMs ?? 5_000),
       onWarning: options.onWarning ?? ((message) => console.warn(message)),
-      clock: options.clock ?? systemClock,
+      // Cooldowns are durations: wall-clock steps must not stretch them.
+      clock: monotonicView(options.clock ?? monotonicClock),
     };
-    const strategy = this.#options.strategy;
-    this.#local = new CircuitBreaker({
-      strategy:
-        strategy.type === 'consecutive' ? consecutiveFailures(strategy.threshold) : failureRate(strategy),
-      cooldownMs,
-      probeTimeoutMs: this.#options.probeLeaseMs,
-      clock: this.#options.clock,
-    });
+    this.#local = this.#newLocal();
   }
 
-  /** True once Redis failed and the breaker runs locally. */
+  /** True while Redis is unreachable and the breaker runs locally. */
   get degraded(): boolean {
     return this.#degraded;
   }
 
   async acquire(): Promise<BreakerPermit> {
-    if (this.#degraded) return this.#local.acquire();
+    let recheck = false;
+    if (this.#degraded) {
+      const due = this.#options.clock.now() - this.#lastFailureAt >= this.#options.recheckIntervalMs;
+      // One recheck at a time; the calls meanwhile stay local.
+      if (!due || this.#rechecking) return this.#localAcquire();
+      this.#rechecking = recheck = true;
+    }
     try {
       const reply = (await this.#command(
         this.#options.redis.eval(
@@ -136,18 +207,21 @@ export class RedisCircuitBreaker implements Breaker {
           this.#options.probeLeaseMs,
         ),
       )) as [number, number, number];
+      if (this.#degraded) this.#recover();
       return reply[0] === 1
         ? { kind: 'allowed', probe: reply[1] === 1 }
         : { kind: 'open', retryInMs: reply[2] };
     } catch (error) {
       this.#degrade(error);
-      return this.#local.acquire();
+      return this.#localAcquire();
+    } finally {
+      if (recheck) this.#rechecking = false;
     }
   }
 
   async record(permit: BreakerPermit, ok: boolean): Promise<void> {
     if (permit.kind !== 'allowed') return;
-    if (this.#degraded) return this.#local.record(permit, ok);
+    if (this.#localPermits.has(permit) || this.#degraded) return this.#local.record(permit, ok);
     const strategy = this.#options.strategy;
     try {
       await this.#command(
@@ -195,11 +269,44 @@ export class RedisCircuitBreaker implements Breaker {
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
   }
 
+  #localAcquire(): BreakerPermit {
+    const permit = this.#local.acquire();
+    this.#localPermits.add(permit);
+    return permit;
+  }
+
+  #newLocal(): CircuitBreaker {
+    const strategy = this.#options.strategy;
+    return new CircuitBreaker({
+      strategy:
+        strategy.type === 'consecutive' ? consecutiveFailures(strategy.threshold) : failureRate(strategy),
+      cooldownMs: this.#options.cooldownMs,
+      probeTimeoutMs: this.#options.probeLeaseMs,
+      clock: this.#options.clock,
+    });
+  }
+
   #degrade(error: unknown): void {
+    this.#lastFailureAt = this.#options.clock.now();
     if (this.#degraded) return;
     this.#degraded = true;
-    this.#options.onWarning(
-      `reins: Redis unreachable for breaker "${this.#options.key}" (${error instanceof Error ? error.message : String(error)}); using a local breaker in this process`,
+    // Each outage starts from a closed local breaker: what an earlier one saw is stale.
+    this.#local = this.#newLocal();
+    this.#warn(
+      `reins: Redis unreachable for breaker "${this.#options.key}" (${errorInfo(error).message}); using a local breaker in this process until Redis answers again`,
     );
+  }
+
+  #warn(message: string): void {
+    try {
+      this.#options.onWarning(message);
+    } catch {
+      // A warning callback that throws must not take the breaker down with it.
+    }
+  }
+
+  #recover(): void {
+    this.#degraded = false;
+    this.#warn(`reins: Redis answers again for breaker "${this.#options.key}"; back to the shared breaker`);
   }
 }

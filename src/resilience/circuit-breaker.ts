@@ -1,5 +1,6 @@
-import { ReinsError } from '../errors/reins-error.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import { ConfigurationError, ReinsError } from '../errors/reins-error.js';
+import type { Clock } from '../time/clock.js';
+import { monotonicClock, monotonicView } from '../time/monotonic-clock.js';
 import {
   type BreakerStrategy,
   type BreakerStrategyState,
@@ -38,12 +39,22 @@ export interface BreakerSnapshot {
 export interface CircuitBreakerOptions {
   /** @default consecutiveFailures(5) */
   strategy?: BreakerStrategy;
-  /** How long the circuit stays open before one probe may test the dependency. @default 30_000 */
+  /** How long the circuit stays open before one probe may test the dependency (finite, ≥ 0). @default 30_000 */
   cooldownMs?: number;
-  /** A probe that never reports back frees its slot after this long. @default cooldownMs */
+  /** A probe that never reports back frees its slot after this long (finite, ≥ 0). @default cooldownMs */
   probeTimeoutMs?: number;
-  /** @default systemClock */
+  /**
+   * Read through a monotonic view: a clock that steps back does not stretch the cooldown.
+   * @default monotonicClock
+   */
   clock?: Clock;
+}
+
+/** A finite number of milliseconds ≥ 0, or a `ConfigurationError` naming the option. */
+export function durationOption(option: string, value: number): number {
+  if (!(typeof value === 'number' && value >= 0 && value < Number.POSITIVE_INFINITY))
+    throw new ConfigurationError(option, `must be a finite number of milliseconds ≥ 0, got ${String(value)}`);
+  return value;
 }
 
 /**
@@ -61,9 +72,10 @@ export class CircuitBreaker implements Breaker {
   #opens = 0;
 
   constructor(options: CircuitBreakerOptions = {}) {
-    this.#clock = options.clock ?? systemClock;
-    this.#cooldownMs = options.cooldownMs ?? 30_000;
-    this.#probeTimeoutMs = options.probeTimeoutMs ?? this.#cooldownMs;
+    // Cooldowns are durations: wall-clock steps must not stretch them.
+    this.#clock = monotonicView(options.clock ?? monotonicClock);
+    this.#cooldownMs = durationOption('cooldownMs', options.cooldownMs ?? 30_000);
+    this.#probeTimeoutMs = durationOption('probeTimeoutMs', options.probeTimeoutMs ?? this.#cooldownMs);
     this.#strategy = options.strategy ?? consecutiveFailures(5);
   }
 

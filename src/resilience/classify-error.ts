@@ -60,14 +60,19 @@ type Loose = { [key: string]: unknown };
  * Classifies an error before anyone retries it. Understands the official Anthropic and OpenAI SDK
  * errors (`status`, `headers`, `APIConnectionError`, `APIUserAbortError`), `fetch` responses and
  * undici/Node network errors, reins' `ToolError`, and follows `cause` three levels. Anything it
- * does not recognize is terminal: a retry must be earned.
+ * does not recognize (or cannot read) is terminal: a retry must be earned. Never throws.
  *
  * @example
  * classifyError(Object.assign(new Error('rate limited'), { status: 429, headers: { 'retry-after': '2' } }));
  * // { kind: 'throttled', status: 429, retryAfterMs: 2000, reason: 'status 429' }
  */
 export function classifyError(error: unknown, options: ClassifyOptions = {}): Classification {
-  return classifyAt(error, options, 0) ?? { kind: 'terminal', reason: 'unclassified' };
+  try {
+    return classifyAt(error, options, 0) ?? { kind: 'terminal', reason: 'unclassified' };
+  } catch {
+    // A Proxy, a throwing getter: an error that cannot be read cannot earn a retry. Never throws.
+    return { kind: 'terminal', reason: 'unreadable error' };
+  }
 }
 
 function classifyAt(error: unknown, options: ClassifyOptions, depth: number): Classification | undefined {
