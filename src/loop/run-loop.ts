@@ -33,9 +33,10 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
       release(state);
       return result(state, setup.state.outcome);
     }
+    // The wall clock first: it bounds everything after it, a sink asked where the trace ended included.
+    startWallClock(state);
     await state.trace.open(state.run.signal);
     if (!setup.exactlyOnce) state.claimed = true;
-    startWallClock(state);
     return await finish(state, await steps(state));
   } catch (thrown) {
     return await finish(state, stoppedBy(state, thrown));
