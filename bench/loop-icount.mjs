@@ -19,7 +19,12 @@ async function child(dist, runs) {
   const { defineTool, memoryTraceSink, runAgent } = await import(pathToFileURL(join(dist, 'index.js')).href);
   const { z } = await import('zod');
   const names = Array.from({ length: 10 }, (_, i) => `tool_${i}`);
-  const usage = (input, output) => ({ inputTokens: input, outputTokens: output, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  const usage = (input, output) => ({
+    inputTokens: input,
+    outputTokens: output,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  });
   const responses = [
     ...Array.from({ length: steps }, (_, i) => ({
       content: [
@@ -30,11 +35,23 @@ async function child(dist, runs) {
       usage: usage(1_000 + 50 * i, 30),
       model: 'fake',
     })),
-    { content: [{ type: 'text', text: 'All checks done.' }], stopReason: 'end_turn', usage: usage(3_600, 10), model: 'fake' },
+    {
+      content: [{ type: 'text', text: 'All checks done.' }],
+      stopReason: 'end_turn',
+      usage: usage(3_600, 10),
+      model: 'fake',
+    },
   ];
   const input = z.object({ query: z.string(), limit: z.number().int() });
   const tools = names.map((name) =>
-    defineTool({ name, effect: 'read', description: `Tool ${name}`, input, scopes: ['read'], execute: async ({ query, limit }) => ({ query, limit, rows: [1, 2, 3] }) }),
+    defineTool({
+      name,
+      effect: 'read',
+      description: `Tool ${name}`,
+      input,
+      scopes: ['read'],
+      execute: async ({ query, limit }) => ({ query, limit, rows: [1, 2, 3] }),
+    }),
   );
   const once = async () => {
     let turn = 0;
@@ -54,7 +71,8 @@ async function child(dist, runs) {
       maxToolErrors: 10,
       trace: memoryTraceSink(),
     });
-    if (result.outcome.kind !== 'answered' || result.steps !== steps + 1) throw new Error(JSON.stringify(result.outcome));
+    if (result.outcome.kind !== 'answered' || result.steps !== steps + 1)
+      throw new Error(JSON.stringify(result.outcome));
   };
   for (let i = 0; i < 30; i++) await once();
   for (let i = 0; i < runs; i++) await once();
@@ -62,8 +80,21 @@ async function child(dist, runs) {
 
 function instructions(dist, runs) {
   const out = join(mkdtempSync(join(tmpdir(), 'reins-icount-')), 'callgrind.out');
-  execFileSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, process.execPath, here, '--child', dist, String(runs)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const summary = readFileSync(out, 'utf8').match(/^summary: (\d+)/m) ?? readFileSync(out, 'utf8').match(/^totals: (\d+)/m);
+  execFileSync(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      here,
+      '--child',
+      dist,
+      String(runs),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const summary =
+    readFileSync(out, 'utf8').match(/^summary: (\d+)/m) ?? readFileSync(out, 'utf8').match(/^totals: (\d+)/m);
   if (!summary) throw new Error('no callgrind summary');
   return Number(summary[1]);
 }
@@ -82,6 +113,7 @@ if (process.argv[2] === '--child') {
   }
   if (rows.length > 1) {
     const [first, ...rest] = rows;
-    for (const row of rest) console.log(`${row.dist} ÷ ${first.dist}: ${(row.perStep / first.perStep).toFixed(3)}`);
+    for (const row of rest)
+      console.log(`${row.dist} ÷ ${first.dist}: ${(row.perStep / first.perStep).toFixed(3)}`);
   }
 }
