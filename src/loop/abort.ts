@@ -61,7 +61,15 @@ export async function raceAbort<T>(
 
 /** The {@link AbortCause} a signal carries, or a cancellation if it carries something else. */
 export function abortCauseOf(signal: AbortSignal): AbortCause {
-  const reason: unknown = signal.reason;
+  try {
+    return causeOf(signal.reason);
+  } catch {
+    // A reason that cannot be read (a revoked Proxy, a throwing getter) is still a cancellation.
+    return { type: 'cancelled', reason: "aborted (the signal's reason could not be read)" };
+  }
+}
+
+function causeOf(reason: unknown): AbortCause {
   if (typeof reason === 'object' && reason !== null && 'type' in reason) {
     const type = (reason as { type: unknown }).type;
     if (type === 'wall_clock' || type === 'timeout' || type === 'fatal_sibling' || type === 'cancelled') {
@@ -69,5 +77,5 @@ export function abortCauseOf(signal: AbortSignal): AbortCause {
     }
   }
   const text = reason instanceof Error ? reason.message : reason === undefined ? 'aborted' : String(reason);
-  return { type: 'cancelled', reason: text };
+  return { type: 'cancelled', reason: typeof text === 'string' ? text : 'aborted' };
 }

@@ -3,6 +3,7 @@ import { RepeatDetector } from '../controls/repeat-detector.js';
 import { TaintLedger } from '../controls/taint-ledger.js';
 import type { Message } from '../model/content.js';
 import type { Model, ToolDefinition, Usage } from '../model/model.js';
+import type { StepPrepareEvent } from '../trace/events.js';
 import { linkedController } from './abort.js';
 import type { LoopSetup } from './loop-setup.js';
 import type { Outcome } from './outcome.js';
@@ -75,6 +76,8 @@ export interface LoopState {
   revision: number;
   /** This segment holds the run: claimed before its first model call or tool execution. */
   claimed: boolean;
+  /** What `prepareStep` changed for the call being prepared, until it is recorded. */
+  pendingPrepare: StepPrepareEvent['changes'] | undefined;
   committed: Committed | undefined;
   /** One controller for the whole run; batches and calls read it through lazy signals. */
   readonly run: AbortController;
@@ -116,7 +119,11 @@ export function createLoopState(setup: LoopSetup): LoopState {
     taint,
     terminal: new Set(terminalList),
     terminalList,
-    toolStats: structuredClone(initial.toolStats ?? {}),
+    // Null prototype: a tool named `__proto__` or `toString` is a key like any other.
+    toolStats: Object.assign(
+      Object.create(null) as Record<string, ToolStats>,
+      structuredClone(initial.toolStats ?? {}),
+    ),
     changedStats: new Set(),
     handoffs: [...(initial.handoffs ?? [])],
     pending: initial.pending ?? null,
@@ -125,6 +132,7 @@ export function createLoopState(setup: LoopSetup): LoopState {
     trace: new TraceEmitter(setup),
     revision: initial.revision ?? 0,
     claimed: false,
+    pendingPrepare: undefined,
     committed: undefined,
     run,
     unlink,
@@ -156,7 +164,7 @@ export function toRunState(state: LoopState, status: RunState['status'], outcome
     toolErrors: state.toolErrors,
     repeatCounts: state.repeats ? state.repeats.entries() : [],
     drift: state.drift ? state.drift.state() : null,
-    elapsedMs: now - state.startedAt,
+    elapsedMs: Math.max(0, now - state.startedAt),
     startedAt: initial.startedAt,
     updatedAt: now,
     outcome,
@@ -173,7 +181,7 @@ export function toRunState(state: LoopState, status: RunState['status'], outcome
 /** The per-tool counters, made on first use and marked changed for the next checkpoint. */
 export function statsOf(state: LoopState, tool: string): ToolStats {
   state.changedStats.add(tool);
-  let entry = state.toolStats[tool];
+  let entry = Object.hasOwn(state.toolStats, tool) ? state.toolStats[tool] : undefined;
   if (!entry) {
     entry = {
       calls: 0,

@@ -243,6 +243,7 @@ export function validateRunOptions(options: RunOptions): void {
   if (options.maxSpendUsd !== undefined && options.prices === undefined) {
     throw new ConfigurationError('maxSpendUsd', 'needs a price table in `prices` to turn tokens into USD');
   }
+  validateCollaborators(options);
   validateShapes(options);
   const names = new Set<string>();
   for (const tool of options.tools ?? []) {
@@ -267,7 +268,68 @@ export function validateRunOptions(options: RunOptions): void {
   }
 }
 
-const optionalFunctions = ['authorize', 'worldState', 'prepareStep'] as const;
+const optionalFunctions = ['authorize', 'worldState', 'prepareStep', 'generateId'] as const;
+
+/** Objects whose methods the loop calls: each must have them, or it is a labeled error now rather than a TypeError later. */
+function validateCollaborators(options: RunOptions): void {
+  const clock = options.clock as Partial<Record<'now' | 'setTimeout' | 'clearTimeout', unknown>> | undefined;
+  if (
+    clock !== undefined &&
+    (typeof clock !== 'object' ||
+      clock === null ||
+      ['now', 'setTimeout', 'clearTimeout'].some((name) => typeof clock[name as 'now'] !== 'function'))
+  )
+    throw new ConfigurationError('clock', 'must have now(), setTimeout() and clearTimeout()');
+  const estimator = options.estimator as { countText?: unknown; name?: unknown } | undefined;
+  if (
+    estimator !== undefined &&
+    (typeof estimator !== 'object' ||
+      estimator === null ||
+      typeof estimator.countText !== 'function' ||
+      typeof estimator.name !== 'string')
+  )
+    throw new ConfigurationError('estimator', 'must have a name and countText(text)');
+  const signal = options.signal as { aborted?: unknown; addEventListener?: unknown } | undefined;
+  if (
+    signal !== undefined &&
+    (typeof signal !== 'object' ||
+      signal === null ||
+      typeof signal.aborted !== 'boolean' ||
+      typeof signal.addEventListener !== 'function')
+  )
+    throw new ConfigurationError('signal', 'must be an AbortSignal');
+  if (
+    options.allowedTools !== undefined &&
+    (!Array.isArray(options.allowedTools) || !options.allowedTools.every((name) => typeof name === 'string'))
+  )
+    throw new ConfigurationError('allowedTools', 'must be an array of tool names');
+  if (options.runId !== undefined && (typeof options.runId !== 'string' || options.runId === ''))
+    throw new ConfigurationError('runId', 'must be a non-empty string');
+  if (
+    options.giveUpTool !== undefined &&
+    typeof options.giveUpTool !== 'boolean' &&
+    (typeof options.giveUpTool !== 'object' || options.giveUpTool === null)
+  )
+    throw new ConfigurationError('giveUpTool', 'must be a boolean or { name }');
+  if (options.prices !== undefined && (typeof options.prices !== 'object' || options.prices === null))
+    throw new ConfigurationError('prices', 'must be an object of prices by model id');
+  const spend = options.accountSpend as
+    | { limiter?: { spent?: unknown; add?: unknown }; accountId?: unknown }
+    | undefined;
+  if (
+    spend !== undefined &&
+    (typeof spend !== 'object' ||
+      spend === null ||
+      typeof spend.limiter?.spent !== 'function' ||
+      typeof spend.limiter.add !== 'function' ||
+      typeof spend.accountId !== 'string')
+  )
+    throw new ConfigurationError(
+      'accountSpend',
+      'must be { limiter: { spent, add }, accountId: string, limitUsd }',
+    );
+  if (typeof options.model?.name !== 'string') throw new ConfigurationError('model.name', 'must be a string');
+}
 
 /** The non-numeric options: each wrong type is one labeled error naming its field. */
 function validateShapes(options: RunOptions): void {
@@ -340,8 +402,34 @@ function validateMessage(message: unknown, index: number): void {
   if (!Array.isArray(typed.content))
     throw new ConfigurationError(`input.${index}.content`, 'must be an array of content blocks');
   typed.content.forEach((block: unknown, at: number) => {
-    if (typeof block !== 'object' || block === null || typeof (block as { type?: unknown }).type !== 'string')
-      throw new ConfigurationError(`input.${index}.content.${at}`, 'must be a content block with a type');
+    const field = `input.${index}.content.${at}`;
+    const typedBlock = block as {
+      type?: unknown;
+      text?: unknown;
+      content?: unknown;
+      id?: unknown;
+      name?: unknown;
+      toolUseId?: unknown;
+    } | null;
+    if (typeof typedBlock !== 'object' || typedBlock === null || typeof typedBlock.type !== 'string')
+      throw new ConfigurationError(field, 'must be a content block with a type');
+    if (typedBlock.type === 'text' && typeof typedBlock.text !== 'string')
+      throw new ConfigurationError(`${field}.text`, 'must be a string');
+    if (
+      typedBlock.type === 'tool_result' &&
+      (typeof typedBlock.content !== 'string' || typeof typedBlock.toolUseId !== 'string')
+    )
+      throw new ConfigurationError(field, 'a tool_result needs a string toolUseId and content');
+    if (
+      typedBlock.type === 'tool_use' &&
+      (typeof typedBlock.id !== 'string' || typeof typedBlock.name !== 'string')
+    )
+      throw new ConfigurationError(field, 'a tool_use needs a string id and name');
+    if (!['text', 'tool_use', 'tool_result'].includes(typedBlock.type))
+      throw new ConfigurationError(
+        `${field}.type`,
+        `must be text, tool_use or tool_result, got ${typedBlock.type}`,
+      );
   });
 }
 

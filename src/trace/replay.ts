@@ -1,13 +1,14 @@
 import { canonicalJson } from '../controls/canonical-json.js';
 import type { ErrorInfo } from '../errors/error-info.js';
-import { ReinsError } from '../errors/reins-error.js';
+import { errorInfo } from '../errors/error-info.js';
+import { isReinsError, ReinsError } from '../errors/reins-error.js';
 import type { ApprovalVerdict } from '../loop/approval.js';
 import type { CallSettlement, Dispatcher } from '../loop/call-plan.js';
 import type { PrepareStep } from '../loop/options.js';
 import type { Outcome } from '../loop/outcome.js';
 import { runLoop } from '../loop/run-loop.js';
 import type { RunResult } from '../loop/run-result.js';
-import { type RunState, runStateVersion } from '../loop/run-state.js';
+import { assertRunState, type RunState, runStateVersion } from '../loop/run-state.js';
 import { emptyUsage, type Model, type ModelResponse } from '../model/model.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import { approxTokenEstimator, PrefillCounter, type TokenEstimator } from '../tokens/token-estimator.js';
@@ -74,6 +75,34 @@ export async function replayTrace(
   events: readonly TraceEvent[],
   options: ReplayOptions = {},
 ): Promise<ReplayResult> {
+  if (!Array.isArray(events)) throw new ReinsError('invalid_trace', 'a trace is an array of events');
+  events.forEach((event, index) => {
+    const typed = event as Partial<TraceEvent> | null;
+    if (
+      typeof typed !== 'object' ||
+      typed === null ||
+      typeof typed.type !== 'string' ||
+      typeof typed.runId !== 'string' ||
+      typeof typed.seq !== 'number'
+    )
+      throw new ReinsError(
+        'invalid_trace',
+        `trace event ${index} is not an event (an object with type, runId and seq)`,
+      );
+  });
+  try {
+    return await replayRun(events, options);
+  } catch (thrown) {
+    if (isReinsError(thrown)) throw thrown;
+    // A trace that passed the shape check but holds garbage inside (a run-start without limits, a
+    // resumedFrom that is no state): a labeled error, never a TypeError.
+    throw new ReinsError('invalid_trace', `the trace cannot be replayed: ${errorInfo(thrown).message}`, {
+      cause: thrown,
+    });
+  }
+}
+
+async function replayRun(events: readonly TraceEvent[], options: ReplayOptions): Promise<ReplayResult> {
   const runs = splitTrace(events);
   if (runs.length === 0) throw new ReinsError('invalid_trace', 'the trace has no run-start event');
   const run = options.runId === undefined ? runs[0] : runs.find((entry) => entry.runId === options.runId);
@@ -243,26 +272,32 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
   };
 
   const counter = new PrefillCounter(estimator);
-  const state: RunState = start.resumedFrom ?? {
-    version: runStateVersion,
-    runId: start.runId,
-    status: 'running',
-    step: 0,
-    system: start.system,
-    messages: start.messages,
-    completedMessages: start.messages.length,
-    usage: emptyUsage(),
-    billedTokens: 0,
-    costUsd: 0,
-    contextTokens: counter.request({ system: start.system, tools: start.tools, messages: start.messages }),
-    toolErrors: 0,
-    repeatCounts: [],
-    drift: null,
-    elapsedMs: 0,
-    startedAt: start.at,
-    updatedAt: start.at,
-    outcome: null,
-  };
+  const state: RunState = start.resumedFrom
+    ? assertRunState(start.resumedFrom)
+    : {
+        version: runStateVersion,
+        runId: start.runId,
+        status: 'running',
+        step: 0,
+        system: start.system,
+        messages: start.messages,
+        completedMessages: start.messages.length,
+        usage: emptyUsage(),
+        billedTokens: 0,
+        costUsd: 0,
+        contextTokens: counter.request({
+          system: start.system,
+          tools: start.tools,
+          messages: start.messages,
+        }),
+        toolErrors: 0,
+        repeatCounts: [],
+        drift: null,
+        elapsedMs: 0,
+        startedAt: start.at,
+        updatedAt: start.at,
+        outcome: null,
+      };
   const sink = memoryTraceSink();
   const result = await clock.runUntilSettled(
     runLoop({

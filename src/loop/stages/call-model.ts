@@ -48,7 +48,13 @@ export async function callModel(state: LoopState, step: number, prepared: Prepar
     await trace.emit({ type: 'model-error', step, error, durationMs: setup.clock.now() - startedAt });
     throw new LoopStop({ kind: 'hard_error', source: 'model', error }, 'during-call');
   }
-  const problem = malformed(response);
+  let problem: string | undefined;
+  try {
+    problem = malformed(response);
+  } catch (thrown) {
+    // A getter or Proxy in the response: unreadable, like any malformed one.
+    problem = `the response could not be read (${errorInfo(thrown).message})`;
+  }
   if (problem) {
     const error = { name: 'MalformedResponse', message: problem };
     const now = setup.clock.now();
@@ -71,7 +77,12 @@ async function account(
 ): Promise<ModelTurn> {
   const { setup } = state;
   const assistant: AssistantMessage = { role: 'assistant', content: response.content };
-  const reported = validUsage(response.usage);
+  let reported: Usage | undefined;
+  try {
+    reported = validUsage(response.usage);
+  } catch {
+    reported = undefined;
+  }
   const callUsage: Usage = reported ?? {
     inputTokens: prepared.contextTokens,
     outputTokens: setup.counter.message(assistant),

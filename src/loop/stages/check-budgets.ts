@@ -60,6 +60,18 @@ export async function checkBudgets(
       state.run.signal,
     );
     if (!spent.ok) throw LoopStop.from(spent, 'before-call');
+    if (typeof spent.value !== 'number' || !Number.isFinite(spent.value) || spent.value < 0)
+      throw new LoopStop(
+        {
+          kind: 'hard_error',
+          source: 'limiter',
+          error: {
+            name: 'InvalidSpend',
+            message: `accountSpend.limiter.spent() returned ${typeof spent.value === 'number' ? String(spent.value) : typeof spent.value}, not a number of USD ≥ 0`,
+          },
+        },
+        'before-call',
+      );
     readSpend('account_spend_usd', accountSpend.limitUsd, spent.value, projected);
   }
   const now = clock.now();

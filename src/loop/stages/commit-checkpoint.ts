@@ -1,5 +1,6 @@
 import type { CheckpointDelta } from '../../checkpoint/checkpoint-delta.js';
 import { type CheckpointCommit, isRevisionedStore } from '../../checkpoint/checkpoint-store.js';
+import { errorInfo } from '../../errors/error-info.js';
 import type { Message } from '../../model/content.js';
 import { guard } from '../boundary.js';
 import { type LoopState, toRunState } from '../loop-state.js';
@@ -11,12 +12,12 @@ import type { RunState, ToolStats } from '../run-state.js';
  * This process's memory of the last revision each run reached, for runs without a revisioned store:
  * a second resume of a state this process already continued is refused. Bounded; oldest first out.
  */
-const resumedHere = new Map<string, number>();
+const resumedHere = new Map<string, { revision: number; running: boolean }>();
 const resumedHereLimit = 10_000;
 
-function remember(runId: string, revision: number): void {
+function remember(runId: string, revision: number, running: boolean): void {
   resumedHere.delete(runId);
-  resumedHere.set(runId, revision);
+  resumedHere.set(runId, { revision, running });
   if (resumedHere.size > resumedHereLimit) resumedHere.delete(resumedHere.keys().next().value as string);
 }
 
@@ -51,13 +52,19 @@ async function claimRun(state: LoopState): Promise<Outcome | undefined> {
   const store = setup.checkpoint;
   if (!store || !isRevisionedStore(store)) {
     const seen = resumedHere.get(setup.runId);
-    if (setup.resumed && seen !== undefined && seen !== state.revision)
+    // Refused: a state older than this process's latest for the run, or one a live segment holds.
+    // A store that does not keep `revision` hands back states this process cannot tell apart: allowed.
+    if (
+      setup.resumed &&
+      setup.state.revision !== undefined &&
+      seen !== undefined &&
+      (seen.revision !== state.revision || seen.running)
+    )
       return { kind: 'stale_state', revision: state.revision, currentRevision: null };
   }
   if (!store || !isRevisionedStore(store)) {
     // No compare-and-set to claim with: this process's memory is the claim; the first write is the step's.
-    state.revision += 1;
-    remember(setup.runId, state.revision);
+    remember(setup.runId, state.revision, true);
     return undefined;
   }
   const refused = await commit(state, 'running', null, true);
@@ -105,16 +112,38 @@ async function commit(
       if (!saved.ok) throw LoopStop.from(saved, 'after-results');
     }
     state.revision = revision;
-    if (setup.exactlyOnce) remember(setup.runId, revision);
+    if (setup.exactlyOnce) remember(setup.runId, revision, status === 'running');
     return undefined;
   }
   const body = writeOf(state, status, outcome, revision, claim);
   const result = await guard('checkpoint', () => store.commit(body), state.run.signal);
   if (!result.ok) throw LoopStop.from(result, 'after-results');
-  const answer = result.value as { ok?: unknown; currentRevision?: unknown } | undefined;
-  if (answer?.ok !== true) {
-    const current = typeof answer?.currentRevision === 'number' ? answer.currentRevision : -1;
-    return { currentRevision: current };
+  let ok: unknown;
+  let current: unknown;
+  try {
+    const answer = result.value as { ok?: unknown; currentRevision?: unknown } | undefined;
+    ok = answer?.ok;
+    current = answer?.currentRevision;
+  } catch (thrown) {
+    throw new LoopStop(
+      { kind: 'hard_error', source: 'checkpoint', error: errorInfo(thrown) },
+      'after-results',
+    );
+  }
+  if (ok !== true) {
+    if (ok !== false)
+      throw new LoopStop(
+        {
+          kind: 'hard_error',
+          source: 'checkpoint',
+          error: {
+            name: 'InvalidCommit',
+            message: 'checkpoint.commit() must return { ok: true } or { ok: false, currentRevision }',
+          },
+        },
+        'after-results',
+      );
+    return { currentRevision: typeof current === 'number' ? current : -1 };
   }
   state.revision = revision;
   return undefined;
@@ -193,7 +222,7 @@ function deltaOf(
     costUsd: state.costUsd,
     contextTokens: state.contextTokens,
     toolErrors: state.toolErrors,
-    elapsedMs: now - state.startedAt,
+    elapsedMs: Math.max(0, now - state.startedAt),
     updatedAt: now,
     outcome,
     pending: state.pending,

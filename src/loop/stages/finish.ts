@@ -29,12 +29,22 @@ export function release(state: LoopState): void {
 
 /** The `run-end` event, the final checkpoint and the result. Nothing here can change the outcome. */
 export async function finish(state: LoopState, outcome: Outcome): Promise<RunResult> {
-  release(state);
   if (outcome.kind === 'stale_state') {
     // Refused: nothing ran, nothing of this attempt is written, the state comes back as it was.
+    release(state);
     state.trace.drop();
     return result(state, outcome);
   }
+  // The wall clock keeps running through the last writes: a sink or store that hangs now is
+  // abandoned when it fires, like any other callback. Released once they are done.
+  try {
+    return await finishWrites(state, outcome);
+  } finally {
+    release(state);
+  }
+}
+
+async function finishWrites(state: LoopState, outcome: Outcome): Promise<RunResult> {
   await settleClaim(state);
   const body = {
     type: 'run-end' as const,

@@ -99,6 +99,18 @@ export async function observe(
         state.run.signal,
       );
       if (!read.ok) throw LoopStop.from(read, 'after-results');
+      if (typeof read.value !== 'string')
+        throw new LoopStop(
+          {
+            kind: 'hard_error',
+            source: 'world_state',
+            error: {
+              name: 'InvalidWorldState',
+              message: `worldState() must return a string, got ${typeof read.value}`,
+            },
+          },
+          'after-results',
+        );
       worldState = read.value;
       state.drift.recordWorldState(worldState);
     }

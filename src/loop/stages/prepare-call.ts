@@ -1,3 +1,4 @@
+import { errorInfo } from '../../errors/error-info.js';
 import type { UserMessage } from '../../model/content.js';
 import type { StepPrepareEvent } from '../../trace/events.js';
 import { guard } from '../boundary.js';
@@ -49,16 +50,31 @@ export async function prepareCall(state: LoopState, step: number, final: boolean
   const answer = await guard('prepare_step', () => prepareStep(context), state.run.signal);
   if (!answer.ok) throw LoopStop.from(answer, 'before-call');
   if (answer.value === undefined || answer.value === null) return prepared;
-  return applyChanges(state, step, prepared, answer.value as PrepareStepResult);
+  let changed: PreparedCall;
+  try {
+    changed = applyChanges(state, step, prepared, answer.value as PrepareStepResult);
+  } catch (thrown) {
+    // Its answer is the callback's too: a throwing getter or a Proxy is a prepare_step error.
+    if (thrown instanceof LoopStop) throw thrown;
+    throw new LoopStop(
+      { kind: 'hard_error', source: 'prepare_step', error: errorInfo(thrown) },
+      'before-call',
+    );
+  }
+  const changes = state.pendingPrepare;
+  state.pendingPrepare = undefined;
+  if (changes)
+    await state.trace.emit({ type: 'step-prepare', step, changes, contextTokens: changed.contextTokens });
+  return changed;
 }
 
 /** Applies what `prepareStep` returned, checking each field, and records the changes. */
-export async function applyChanges(
+export function applyChanges(
   state: LoopState,
-  step: number,
+  _step: number,
   prepared: PreparedCall,
   result: PrepareStepResult,
-): Promise<PreparedCall> {
+): PreparedCall {
   const { setup } = state;
   const changes: StepPrepareEvent['changes'] = {};
   const fail = (message: string): never => {
@@ -67,7 +83,7 @@ export async function applyChanges(
       'before-call',
     );
   };
-  if (typeof result !== 'object') fail('prepareStep must return an object or undefined');
+  if (typeof result !== 'object' || result === null) fail('prepareStep must return an object or undefined');
   if (result.messages !== undefined) {
     if (!Array.isArray(result.messages)) fail('prepareStep: messages must be an array');
     prepared.messages = result.messages;
@@ -113,6 +129,6 @@ export async function applyChanges(
       tools: prepared.tools,
       messages: prepared.messages,
     });
-  await state.trace.emit({ type: 'step-prepare', step, changes, contextTokens: prepared.contextTokens });
+  state.pendingPrepare = changes;
   return prepared;
 }

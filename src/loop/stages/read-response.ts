@@ -73,10 +73,15 @@ export function unexecuted(call: ToolUseBlock): UnexecutedCall {
   return { callId: call.id, tool: call.name, input: call.input ?? call.inputText };
 }
 
+/** No provider bills more tokens than this in one call; larger counts are not usage. */
+const maxTokenCount = 1e12;
+
 export function validUsage(usage: Partial<Usage> | undefined): Usage | undefined {
   if (!usage || typeof usage !== 'object') return undefined;
   const count = (value: unknown) =>
-    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= maxTokenCount
+      ? value
+      : undefined;
   const inputTokens = count(usage.inputTokens);
   const outputTokens = count(usage.outputTokens);
   if (inputTokens === undefined || outputTokens === undefined) return undefined;
@@ -112,6 +117,8 @@ export function malformed(response: unknown): string | undefined {
 
 /** Circular or too deeply nested input would break every control that serializes it. */
 function jsonProblem(value: unknown, depth: number, ancestors: Set<object>): string | undefined {
+  if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function')
+    return `holds a ${typeof value}, which is not JSON`;
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= maxInputDepth) return `is nested deeper than ${maxInputDepth} levels`;
   if (ancestors.has(value)) return 'is circular';
