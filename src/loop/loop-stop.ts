@@ -6,6 +6,15 @@ import type { BudgetPhase, Outcome } from './outcome.js';
  * ends the run with an outcome. `runLoop` catches it and finishes with `outcome`, or, when
  * `aborted`, with whatever the run's signal says (wall clock or cancellation) at `phase`.
  */
+/** `instanceof` that a Proxy with a throwing `getPrototypeOf` trap cannot turn into a throw. */
+export function isLoopStop(thrown: unknown): thrown is LoopStop {
+  try {
+    return thrown instanceof LoopStop;
+  } catch {
+    return false;
+  }
+}
+
 export class LoopStop {
   readonly outcome: Outcome | undefined;
   readonly phase: BudgetPhase;

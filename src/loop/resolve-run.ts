@@ -1,5 +1,6 @@
 import { resolvePrice } from '../controls/price.js';
-import { ConfigurationError } from '../errors/reins-error.js';
+import { errorInfo } from '../errors/error-info.js';
+import { ConfigurationError, isConfigurationError } from '../errors/reins-error.js';
 import type { Message } from '../model/content.js';
 import { emptyUsage, type ToolDefinition } from '../model/model.js';
 import { randomIds, systemClock } from '../time/clock.js';
@@ -28,7 +29,13 @@ const resumableOutcomes: ReadonlySet<string> = new Set(['hard_error', 'cancelled
  */
 export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
   const checked = from === undefined ? undefined : assertRunState(from);
-  validateRunOptions(checked === undefined ? options : { ...options, input: checked.messages });
+  try {
+    validateRunOptions(checked === undefined ? options : { ...options, input: checked.messages });
+  } catch (thrown) {
+    if (isConfigurationError(thrown)) throw thrown;
+    // Options that cannot even be read (a Proxy, a throwing getter) are invalid options all the same.
+    throw new ConfigurationError('options', `could not be read: ${errorInfo(thrown).message}`);
+  }
   assertPriced(options);
   const clock = options.clock ?? systemClock;
   const inReach = toolsInReach(options);

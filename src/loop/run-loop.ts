@@ -3,7 +3,7 @@ import type { ToolUseBlock } from '../model/content.js';
 import type { ApprovalVerdict } from './approval.js';
 import type { LoopSetup } from './loop-setup.js';
 import { createLoopState, type LoopState } from './loop-state.js';
-import { LoopStop } from './loop-stop.js';
+import { isLoopStop } from './loop-stop.js';
 import type { Outcome } from './outcome.js';
 import type { RunResult } from './run-result.js';
 import { callModel } from './stages/call-model.js';
@@ -148,6 +148,6 @@ function startWallClock(state: LoopState): void {
 
 /** The outcome a thrown value stands for: a stage's {@link LoopStop}, or a bug reported, never rethrown. */
 function stoppedBy(state: LoopState, thrown: unknown): Outcome {
-  if (thrown instanceof LoopStop) return thrown.outcome ?? abortOutcome(state, thrown.phase);
+  if (isLoopStop(thrown)) return thrown.outcome ?? abortOutcome(state, thrown.phase);
   return { kind: 'hard_error', source: 'internal', error: errorInfo(thrown) };
 }

@@ -1,6 +1,6 @@
 import type { ErrorInfo } from '../errors/error-info.js';
 import type { ApprovalRequest } from '../loop/approval.js';
-import type { BudgetName, BudgetPhase, Outcome } from '../loop/outcome.js';
+import type { BudgetName, BudgetPhase, HardErrorSource, Outcome } from '../loop/outcome.js';
 import type { RunState } from '../loop/run-state.js';
 import type { Message } from '../model/content.js';
 import type { ModelResponse, ToolDefinition, Usage } from '../model/model.js';
@@ -185,6 +185,8 @@ export interface ToolResultEvent extends Base {
   untrusted?: boolean;
   /** Values from trusted output fields, which count as trusted provenance later. */
   trustedValues?: unknown[];
+  /** A callback around the call threw (output schema, invariants): the run ended `hard_error`. */
+  failure?: { source: HardErrorSource; error: ErrorInfo };
 }
 export interface TaintCheckEvent extends Base {
   type: 'taint-check';

@@ -242,6 +242,7 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
           trustedValues: result.trustedValues ?? [],
         };
         if (result.truncation) settlement.truncation = result.truncation;
+        if (result.failure) settlement.failure = result.failure;
         return { kind: 'settled', settlement };
       }
       const approval = approvals.get(call.id);
@@ -249,6 +250,9 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
         const { approvalId: _id, reason: _reason, ...request } = approval.request;
         return { kind: 'approval', request };
       }
+      // Nothing recorded, and the run ended because a check of this call threw: throw again.
+      if (end?.outcome.kind === 'hard_error' && planFailures.has(end.outcome.source))
+        return { kind: 'failed', source: end.outcome.source, error: end.outcome.error };
       // Nothing recorded: the original run was interrupted while this call ran.
       return {
         kind: 'execute',
@@ -356,6 +360,9 @@ function prepareFromTrace(events: readonly TraceEvent[]): PrepareStep | undefine
     return rest;
   };
 }
+
+/** Sources of a `hard_error` raised while a call was planned, before any result was recorded. */
+const planFailures: ReadonlySet<string> = new Set(['precondition', 'schema', 'predicate']);
 
 function recordedVerdicts(events: readonly TraceEvent[]): ApprovalVerdict[] {
   const verdicts: ApprovalVerdict[] = [];

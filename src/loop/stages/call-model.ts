@@ -5,7 +5,7 @@ import { addUsage, type ModelResponse, type Usage } from '../../model/model.js';
 import { raceAbort } from '../abort.js';
 import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
-import { LoopStop } from '../loop-stop.js';
+import { isLoopStop, LoopStop } from '../loop-stop.js';
 import type { Outcome } from '../outcome.js';
 import { malformed, validUsage } from './read-response.js';
 
@@ -43,7 +43,7 @@ export async function callModel(state: LoopState, step: number, prepared: Prepar
     if (raced.aborted) throw new LoopStop(undefined, 'during-call');
     response = raced.value;
   } catch (thrown) {
-    if (thrown instanceof LoopStop || state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
+    if (isLoopStop(thrown) || state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
     const error = errorInfo(thrown);
     await trace.emit({ type: 'model-error', step, error, durationMs: setup.clock.now() - startedAt });
     throw new LoopStop({ kind: 'hard_error', source: 'model', error }, 'during-call');

@@ -3,7 +3,7 @@ import type { UserMessage } from '../../model/content.js';
 import type { StepPrepareEvent } from '../../trace/events.js';
 import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
-import { LoopStop } from '../loop-stop.js';
+import { isLoopStop, LoopStop } from '../loop-stop.js';
 import type { PrepareStepResult } from '../options.js';
 
 /**
@@ -55,7 +55,7 @@ export async function prepareCall(state: LoopState, step: number, final: boolean
     changed = applyChanges(state, step, prepared, answer.value as PrepareStepResult);
   } catch (thrown) {
     // Its answer is the callback's too: a throwing getter or a Proxy is a prepare_step error.
-    if (thrown instanceof LoopStop) throw thrown;
+    if (isLoopStop(thrown)) throw thrown;
     throw new LoopStop(
       { kind: 'hard_error', source: 'prepare_step', error: errorInfo(thrown) },
       'before-call',

@@ -55,6 +55,7 @@ export async function runBatch(
             durationMs: now - startedAt,
             error: settlement.error,
             ...(settlement.truncation ? { truncation: settlement.truncation } : {}),
+            ...(settlement.failure ? { failure: settlement.failure } : {}),
             ...(settlement.untrusted ? { untrusted: true } : {}),
             ...(settlement.trustedValues && settlement.trustedValues.length > 0
               ? { trustedValues: settlement.trustedValues }
