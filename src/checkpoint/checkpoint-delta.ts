@@ -69,7 +69,8 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
     taint: snapshot.taint
       ? { ...snapshot.taint, trustedValues: [...snapshot.taint.trustedValues] }
       : (snapshot.taint ?? null),
-    toolStats: { ...(snapshot.toolStats ?? {}) },
+    // Null prototype: a tool named `__proto__` is a key, not a prototype.
+    toolStats: Object.assign(Object.create(null) as Record<string, ToolStats>, snapshot.toolStats ?? {}),
   };
   let repeatCounts: Map<string, number> | undefined;
   for (const delta of deltas) {

@@ -41,10 +41,16 @@ export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
   const inReach = toolsInReach(options);
   const definitions = toolDefinitions(inReach, options);
   const counter = new PrefillCounter(options.estimator ?? approxTokenEstimator);
-  const state =
-    checked === undefined
-      ? freshState(options, definitions, counter, clock.now())
-      : reopen(checked, definitions, counter);
+  let state: RunState;
+  try {
+    state =
+      checked === undefined
+        ? freshState(options, definitions, counter, clock.now())
+        : reopen(checked, definitions, counter);
+  } catch (thrown) {
+    // Sizing the first prefill runs the estimator and reads the clock: a throw there is a bad option.
+    throw new ConfigurationError('estimator', `failed on the run's input: ${errorInfo(thrown).message}`);
+  }
   const limits = resolveLimits(options, counter.estimator.name);
   return {
     runId: state.runId,

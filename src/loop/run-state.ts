@@ -503,8 +503,7 @@ function checkToolStats(value: unknown): void {
   if (!isFields(value)) corrupt('toolStats', `must be an object of per-tool counts, got ${shown(value)}`);
   for (const tool in value) {
     if (!Object.hasOwn(value, tool)) continue;
-    // An own `__proto__` key survives JSON.parse, but the next copy by assignment would set a prototype.
-    if (tool === '__proto__') corrupt('toolStats.__proto__', 'is not a tool name a state can hold');
+    // An own `__proto__` key (a tool of that name) is data: reins copies tool stats into null-prototype objects.
     const stats = value[tool];
     if (!isFields(stats)) corrupt(`toolStats.${tool}`, `must be an object of counts, got ${shown(stats)}`);
     for (const key of toolStatCounts) if (!isCount(stats[key])) count(stats, key, `toolStats.${tool}.${key}`);
