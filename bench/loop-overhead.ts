@@ -16,8 +16,8 @@ import {
 } from '@openai/agents';
 import { generateText, stepCountIs, tool as vercelTool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { defineTool, type Model, type ModelResponse, memoryTraceSink, runAgent } from 'reins';
 import { z } from 'zod';
+import { defineTool, type Model, type ModelResponse, memoryTraceSink, runAgent } from '../dist/index.js';
 import { median, printTable } from './stats.js';
 
 const args = process.argv.slice(2);

@@ -22,7 +22,7 @@
  *   npm run bench:steps            (or: npx tsx bench/loop-steps.ts [--rounds 5] [--only config[@steps],...]
  *                                   [--max-steps N] [--long-rounds N] [--json])
  *
- * The library is imported as `reins` (this tree's dist/): to measure another tree, copy this file
+ * The library is this tree's dist/ (imported by path): to measure another tree, copy this file
  * into it, build it, and run it there.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -31,6 +31,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GCProfiler } from 'node:v8';
+import { z } from 'zod';
 import {
   defineTool,
   MemoryCheckpointStore,
@@ -39,8 +40,7 @@ import {
   memoryTraceSink,
   type RunResult,
   runAgent,
-} from 'reins';
-import { z } from 'zod';
+} from '../dist/index.js';
 import { median } from './stats.js';
 
 const configs = ['loop', 'memory-checkpoint', 'sqlite-checkpoint', 'no-store'] as const;
@@ -116,7 +116,7 @@ async function child(config: Config, steps: number, runs: number): Promise<void>
   const dir = mkdtempSync(join(tmpdir(), 'reins-loop-steps-'));
   let sqlite: { save?: unknown; load(runId: string): unknown; close(): void } | undefined;
   if (config === 'sqlite-checkpoint') {
-    const { SqliteCheckpointStore } = await import('reins/sqlite');
+    const { SqliteCheckpointStore } = await import('../dist/sqlite/index.js');
     sqlite = new SqliteCheckpointStore({ database: join(dir, 'checkpoints.db') });
   }
 
@@ -266,7 +266,7 @@ async function parent(): Promise<void> {
 
   let library = 'reins';
   try {
-    library = fileURLToPath(import.meta.resolve('reins'));
+    library = fileURLToPath(import.meta.resolve('../dist/index.js'));
   } catch {}
   let commit = 'unknown';
   try {

@@ -16,7 +16,7 @@ import { JSONParser } from '@streamparser/json';
 import { parsePartialJson } from 'ai';
 import { parse as jsonriver } from 'jsonriver';
 import { parse as partialJson } from 'partial-json';
-import { createPartialJsonParser } from 'reins/stream';
+import { createPartialJsonParser } from '../dist/stream/index.js';
 import { seededRandom } from '../src/testing/seeded-random.js';
 import { median } from './stats.js';
 

@@ -9,8 +9,8 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { retry as cockatielRetry, ExponentialBackoff, handleAll } from 'cockatiel';
 import { Redis } from 'ioredis';
-import { RedisRetryBudget } from 'reins/redis';
-import { budgetViolations, retry, TokenBucketRetryBudget } from 'reins/resilience';
+import { RedisRetryBudget } from '../dist/redis/index.js';
+import { budgetViolations, retry, TokenBucketRetryBudget } from '../dist/resilience/index.js';
 import { median } from './stats.js';
 
 const rounds = 5;

@@ -1,6 +1,6 @@
 // One Monte Carlo model, cold, in a fresh process: prints the milliseconds the call took (start-up
 // and import excluded, as the Python side excludes interpreter start-up). Used by bench/sim.ts.
-import * as sim from 'reins/sim';
+import * as sim from '../dist/sim/index.js';
 
 const runs = {
   'retry-inplace': () => sim.retryMonteCarlo({ mode: 'inplace' }),

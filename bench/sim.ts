@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
-import * as sim from 'reins/sim';
+import * as sim from '../dist/sim/index.js';
 import { median } from './stats.js';
 
 const rounds = Number(process.argv[2] ?? 3);

@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool, type Model, runAgent } from 'reins';
-import { jsonlTraceSink } from 'reins/node';
 import { z } from 'zod';
+import { defineTool, type Model, runAgent } from '../dist/index.js';
+import { jsonlTraceSink } from '../dist/node/index.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
