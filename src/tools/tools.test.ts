@@ -65,6 +65,16 @@ describe('boundary validation', () => {
     expect(executed).toEqual([{ title: 'Sync', attendees: ['a'] }]);
   });
 
+  it('jsonSchemaInput loads Ajv on first use: a promise until it has compiled, synchronous after', async () => {
+    const input = jsonSchemaInput<{ n: number }>({ type: 'object', properties: { n: { type: 'number' } } });
+    await expect(input['~standard'].validate({ n: 1 })).resolves.toEqual({ value: { n: 1 } });
+    expect(input['~standard'].validate({ n: 'x' })).toEqual({
+      issues: [{ message: 'must be number', path: ['n'] }],
+    });
+    const broken = jsonSchemaInput({ type: 'no-such-type' });
+    await expect(broken['~standard'].validate({})).rejects.toThrow(/schema is invalid/);
+  });
+
   it('semantic preconditions run before any side effect and name the field and the fix', async () => {
     let effects = 0;
     const tool = defineTool({

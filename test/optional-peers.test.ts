@@ -1,0 +1,119 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// A library user's install: the built package and its one runtime dependency (zod), none of the
+// optional peers. Built first (`npm test` builds before vitest).
+const root = new URL('..', import.meta.url).pathname;
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+  exports: Record<string, unknown>;
+  bin: Record<string, string>;
+};
+let project: string;
+
+function run(code: string) {
+  const file = join(project, `script-${Math.random().toString(36).slice(2)}.mjs`);
+  writeFileSync(file, code);
+  return spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+}
+
+beforeAll(() => {
+  project = mkdtempSync(join(tmpdir(), 'reins-library-user-'));
+  const installed = join(project, 'node_modules', 'reins');
+  mkdirSync(installed, { recursive: true });
+  cpSync(join(root, 'package.json'), join(installed, 'package.json'));
+  cpSync(join(root, 'dist'), join(installed, 'dist'), { recursive: true });
+  symlinkSync(join(root, 'node_modules', 'zod'), join(project, 'node_modules', 'zod'), 'dir');
+  writeFileSync(join(project, 'package.json'), '{ "type": "module", "private": true }\n');
+});
+
+afterAll(() => {
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+describe('a library install needs no CLI, chart or Ajv package', () => {
+  it('zod is the only runtime dependency; the CLI, chart and Ajv packages are optional peers', () => {
+    expect(Object.keys(manifest.dependencies)).toEqual(['zod']);
+    for (const name of [
+      'commander',
+      'cli-table3',
+      'cli-progress',
+      'picocolors',
+      'd3-scale',
+      'd3-shape',
+      'ajv',
+    ]) {
+      expect(manifest.peerDependencies[name], name).toBeDefined();
+      expect(manifest.peerDependenciesMeta[name]?.optional, name).toBe(true);
+    }
+  });
+
+  it('every entry point but reins/plot loads with zod alone', () => {
+    const specifiers = Object.keys(manifest.exports)
+      .filter((key) => key !== './package.json' && key !== './plot')
+      .map((key) => key.replace(/^\./, 'reins'));
+    expect(specifiers.length).toBeGreaterThan(10);
+    const result = run(
+      `for (const s of ${JSON.stringify(specifiers)}) await import(s);\nconsole.log('loaded');\n`,
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trim()).toBe('loaded');
+  });
+
+  it('jsonSchemaInput names the package to install on its first validation', () => {
+    const result = run(
+      [
+        "import { jsonSchemaInput } from 'reins/tools';",
+        "const input = jsonSchemaInput({ type: 'object' });",
+        'try {',
+        "  await input['~standard'].validate({});",
+        "  console.log('validated');",
+        '} catch (error) {',
+        '  console.log(JSON.stringify({ reason: error.reason, message: error.message }));',
+        '}',
+      ].join('\n'),
+    );
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({
+      reason: 'missing_peer_dependency',
+      message: expect.stringContaining('npm install ajv@^8'),
+    });
+  });
+
+  it('reins/plot names the missing d3 package', () => {
+    const result = run("await import('reins/plot');");
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/Cannot find package 'd3-(scale|shape)'/);
+  });
+
+  it('the reins command lists what to install and exits 2', () => {
+    const result = spawnSync(
+      process.execPath,
+      [join(project, 'node_modules', 'reins', manifest.bin.reins!), 'demo'],
+      {
+        cwd: project,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(
+      'npm install commander@^14 cli-table3@^0.6 cli-progress@^3 picocolors@^1 d3-scale@^4 d3-shape@^3',
+    );
+  });
+});
+
+describe('the repository itself has every optional peer', () => {
+  it('the bin entry runs the CLI', () => {
+    const output = execFileSync(process.execPath, [join(root, manifest.bin.reins!), '--help'], {
+      encoding: 'utf8',
+    });
+    expect(output).toContain('Usage: reins');
+  });
+});
