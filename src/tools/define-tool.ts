@@ -139,6 +139,7 @@ const toolNamePattern = /^[A-Za-z0-9_-]{1,64}$/;
  *   name: 'get_order',
  *   description: 'Look up one order by id.',
  *   input: z.object({ orderId: z.string() }),
+ *   effect: 'read',
  *   scopes: ['orders:read'],
  *   execute: async ({ orderId }) => ({ orderId, status: 'shipped' }),
  * });
