@@ -235,7 +235,7 @@ export function validateRunOptions(options: RunOptions): void {
       `must be 'final-answer' or 'stop', got ${String(options.onStepLimit)}`,
     );
   }
-  if (options.accountSpend !== undefined) {
+  if (options.accountSpend !== undefined && options.accountSpend !== null) {
     positiveNumber('accountSpend.limitUsd', options.accountSpend.limitUsd);
     if (options.prices === undefined)
       throw new ConfigurationError('accountSpend', 'needs a price table in `prices` to turn tokens into USD');
