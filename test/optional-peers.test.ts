@@ -15,6 +15,8 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
   bin: Record<string, string>;
 };
 let project: string;
+let withCli: string;
+const cliPeers = ['commander', 'cli-table3', 'cli-progress', 'picocolors', 'd3-scale', 'd3-shape'];
 
 function run(code: string) {
   const file = join(project, `script-${Math.random().toString(36).slice(2)}.mjs`);
@@ -22,18 +24,34 @@ function run(code: string) {
   return spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 60_000 });
 }
 
-beforeAll(() => {
-  project = mkdtempSync(join(tmpdir(), 'reins-library-user-'));
-  const installed = join(project, 'node_modules', 'reins');
+function reinsCommand(dir: string, ...args: string[]) {
+  return spawnSync(process.execPath, [join(dir, 'node_modules', 'reins', manifest.bin.reins!), ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+/** A project that installed reins and `packages` (links into this repository's node_modules). */
+function libraryProject(packages: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'reins-library-user-'));
+  const installed = join(dir, 'node_modules', 'reins');
   mkdirSync(installed, { recursive: true });
   cpSync(join(root, 'package.json'), join(installed, 'package.json'));
   cpSync(join(root, 'dist'), join(installed, 'dist'), { recursive: true });
-  symlinkSync(join(root, 'node_modules', 'zod'), join(project, 'node_modules', 'zod'), 'dir');
-  writeFileSync(join(project, 'package.json'), '{ "type": "module", "private": true }\n');
+  for (const name of ['zod', ...packages])
+    symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
+  writeFileSync(join(dir, 'package.json'), '{ "type": "module", "private": true }\n');
+  return dir;
+}
+
+beforeAll(() => {
+  project = libraryProject([]);
+  withCli = libraryProject(cliPeers);
 });
 
 afterAll(() => {
-  if (project) rmSync(project, { recursive: true, force: true });
+  for (const dir of [project, withCli]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('a library install needs no CLI, chart or Ajv package', () => {
@@ -92,20 +110,31 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
   });
 
   it('the reins command lists what to install and exits 2', () => {
-    const result = spawnSync(
-      process.execPath,
-      [join(project, 'node_modules', 'reins', manifest.bin.reins!), 'demo'],
-      {
-        cwd: project,
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
-    );
+    const result = reinsCommand(project, 'demo');
     expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(
       'npm install commander@^14 cli-table3@^0.6 cli-progress@^3 picocolors@^1 d3-scale@^4 d3-shape@^3',
     );
+  });
+});
+
+describe("with the CLI's peers installed (and no ioredis, pg or better-sqlite3)", () => {
+  it('the reins command plays the demo', () => {
+    const result = reinsCommand(withCli, 'demo', 'happy', '--json');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ scenario: 'happy', outcome: { kind: 'answered' } });
+  });
+
+  it('the benchmarks that need a store name it instead of failing to load', () => {
+    const fleet = reinsCommand(withCli, 'bench', 'fleet', '--json');
+    expect(fleet.status).toBe(2);
+    expect(fleet.stderr).toContain('reins bench fleet needs ioredis');
+    expect(fleet.stderr).toContain('npm install ioredis@^5');
+    const idempotency = reinsCommand(withCli, 'bench', 'idempotency', '--json');
+    expect(idempotency.status).toBe(2);
+    expect(idempotency.stderr).toContain('npm install ioredis@^5 pg@^8');
   });
 });
 

@@ -47,3 +47,14 @@ export function missingPeerError(feature: string, peers: readonly PeerSpec[]): R
     `${feature} needs ${list}, ${peers.length === 1 ? 'an optional peer dependency' : 'optional peer dependencies'} of reins that ${peers.length === 1 ? 'is' : 'are'} not installed: npm install ${install}`,
   );
 }
+
+/** Imports the optional peers a feature needs, or throws {@link missingPeerError} naming every one missing. */
+export async function importPeers<const T extends readonly unknown[]>(
+  feature: string,
+  peers: { readonly [K in keyof T]: PeerSpec & { load: () => Promise<T[K]> } },
+): Promise<T> {
+  const modules = await Promise.all(peers.map((peer) => importOptionalPeer(peer.name, peer.load)));
+  const missing = peers.filter((_, index) => modules[index] === undefined);
+  if (missing.length > 0) throw missingPeerError(feature, missing);
+  return modules as unknown as T;
+}

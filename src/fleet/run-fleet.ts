@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { importPeers } from '../errors/missing-peer.js';
 import { RedisCircuitBreaker } from '../redis/redis-circuit-breaker.js';
 import { RedisDeadLetterStore } from '../redis/redis-dead-letter-store.js';
 import { RedisRetryBudget } from '../redis/redis-retry-budget.js';
@@ -63,7 +64,10 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const workers = options.workers ?? 12;
   const outageMs = options.outageMs ?? 10_000;
   const progress = options.onProgress ?? (() => {});
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  const [ioredis] = await importPeers('reins bench fleet', [
+    { name: 'ioredis', range: '^5', load: () => import('ioredis') },
+  ]);
+  const redis = new ioredis.Redis(redisUrl, { maxRetriesPerRequest: 2 });
   try {
     const ids = Array.from({ length: records }, (_, i) => `r-${String(i).padStart(4, '0')}`);
     const random = seededRandom(options.seed ?? 550);

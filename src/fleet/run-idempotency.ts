@@ -2,8 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import pg from 'pg';
+import { importPeers } from '../errors/missing-peer.js';
 import { PostgresIdempotencyStore } from '../postgres/postgres-idempotency-store.js';
 import { SqliteIdempotencyStore } from '../sqlite/sqlite-idempotency-store.js';
 import { randomInt, seededRandom } from '../testing/seeded-random.js';
@@ -64,10 +63,14 @@ export async function runIdempotencyBench(options: IdempotencyBenchOptions): Pro
   const redisUrl = options.redisUrl ?? 'redis://127.0.0.1:6379';
   const postgresUrl = options.postgresUrl ?? 'postgres://postgres@127.0.0.1:5432/test';
   const progress = options.onProgress ?? (() => {});
+  const [ioredis, pg] = await importPeers('reins bench idempotency', [
+    { name: 'ioredis', range: '^5', load: () => import('ioredis') },
+    { name: 'pg', range: '^8', load: () => import('pg') },
+  ]);
   const random = seededRandom(options.seed ?? 2026);
   const dir = mkdtempSync(join(tmpdir(), 'reins-idem-bench-'));
-  const pool = new pg.Pool({ connectionString: postgresUrl, max: 2 });
-  const redis = new Redis(redisUrl);
+  const pool = new pg.default.Pool({ connectionString: postgresUrl, max: 2 });
+  const redis = new ioredis.Redis(redisUrl);
   try {
     const prepare = async (store: StoreName, name: string) => {
       const table = `reins_idem_bench_${name.replace(/[^A-Za-z0-9]/g, '_')}_${process.pid}`;
