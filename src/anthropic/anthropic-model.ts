@@ -20,30 +20,38 @@ export function toAnthropicMessages(messages: readonly Message[]): Anthropic.Mes
     if (message.role === 'user') {
       return {
         role: 'user',
-        content: message.content.map((block) =>
+        content: message.content.flatMap((block): Anthropic.ContentBlockParam[] =>
           block.type === 'text'
-            ? { type: 'text' as const, text: block.text }
-            : {
-                type: 'tool_result' as const,
-                tool_use_id: block.toolUseId,
-                content: block.content,
-                is_error: block.isError,
-              },
+            ? [{ type: 'text' as const, text: block.text }]
+            : block.type === 'tool_result'
+              ? [
+                  {
+                    type: 'tool_result' as const,
+                    tool_use_id: block.toolUseId,
+                    content: block.content,
+                    is_error: block.isError,
+                  },
+                ]
+              : [],
         ),
       };
     }
     return {
       role: 'assistant',
-      content: message.content.map((block) =>
+      content: message.content.flatMap((block): Anthropic.ContentBlockParam[] =>
         block.type === 'text'
-          ? { type: 'text' as const, text: block.text }
-          : // Arguments that never parsed cannot be sent back as an object; the tool result says what was wrong.
-            {
-              type: 'tool_use' as const,
-              id: block.id,
-              name: block.name,
-              input: (block.input ?? {}) as Record<string, unknown>,
-            },
+          ? [{ type: 'text' as const, text: block.text }]
+          : block.type === 'tool_use'
+            ? // Arguments that never parsed cannot be sent back as an object; the tool result says what was wrong.
+              [
+                {
+                  type: 'tool_use' as const,
+                  id: block.id,
+                  name: block.name,
+                  input: (block.input ?? {}) as Record<string, unknown>,
+                },
+              ]
+            : [],
       ),
     };
   });
@@ -75,7 +83,7 @@ export function anthropicModel(client: Anthropic, options: AnthropicModelOptions
           description: tool.description,
           input_schema: tool.inputSchema as Anthropic.Tool.InputSchema,
         }));
-        params.tool_choice = { type: request.toolChoice };
+        params.tool_choice = { type: request.toolChoice === 'none' ? 'none' : 'auto' };
       }
       const stream = await client.messages.create(params, request.signal ? { signal: request.signal } : {});
       return assembleAnthropicStream(stream as AsyncIterable<AnthropicStreamEvent>, options);

@@ -2,7 +2,7 @@ import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { DriftOptions } from '../controls/drift-monitor.js';
 import type { PriceTable } from '../controls/price.js';
 import { ConfigurationError } from '../errors/reins-error.js';
-import type { Message } from '../model/content.js';
+import { assistantBlockTypes, type Message, userBlockTypes } from '../model/content.js';
 import type { Model, ToolDefinition } from '../model/model.js';
 import type { SpendLimiter } from '../resilience/spend-limiter.js';
 import type { Clock, IdGenerator } from '../time/clock.js';
@@ -425,10 +425,10 @@ function validateMessage(message: unknown, index: number): void {
       (typeof typedBlock.id !== 'string' || typeof typedBlock.name !== 'string')
     )
       throw new ConfigurationError(field, 'a tool_use needs a string id and name');
-    if (!['text', 'tool_use', 'tool_result'].includes(typedBlock.type))
+    if (!assistantBlockTypes.has(typedBlock.type) && !userBlockTypes.has(typedBlock.type))
       throw new ConfigurationError(
         `${field}.type`,
-        `must be text, tool_use or tool_result, got ${typedBlock.type}`,
+        `must be one of ${[...new Set([...userBlockTypes, ...assistantBlockTypes])].join(', ')}, got ${typedBlock.type}`,
       );
   });
 }

@@ -1,7 +1,7 @@
 import type { DriftState } from '../controls/drift-monitor.js';
 import type { TaintState } from '../controls/taint-ledger.js';
 import { ReinsError } from '../errors/reins-error.js';
-import type { Message, ToolUseBlock } from '../model/content.js';
+import { assistantBlockTypes, type Message, type ToolUseBlock, userBlockTypes } from '../model/content.js';
 import type { Usage } from '../model/model.js';
 import type { ApprovalVerdict } from './approval.js';
 import { type Outcome, outcomeKinds } from './outcome.js';
@@ -295,9 +295,31 @@ function blockProblem(block: unknown, role: 'user' | 'assistant'): string | unde
       return `.content must be a string, got ${shown(block['content'])}`;
     if (typeof block['isError'] !== 'boolean')
       return `.isError must be a boolean, got ${shown(block['isError'])}`;
+    if (block['attachments'] !== undefined && !Array.isArray(block['attachments']))
+      return `.attachments must be an array, got ${shown(block['attachments'])}`;
     return undefined;
   }
-  return `.type is ${shown(type)}; ${role === 'user' ? 'a user message holds text and tool_result' : 'an assistant message holds text and tool_use'} blocks`;
+  const allowed = role === 'user' ? userBlockTypes : assistantBlockTypes;
+  if (type !== 'tool_use' && type !== 'tool_result' && allowed.has(type)) return otherBlockProblem(block);
+  return `.type is ${shown(type)}; ${role === 'user' ? 'a user message holds' : 'an assistant message holds'} ${[...allowed].join(', ')} blocks`;
+}
+
+/** The fields the thinking, provider and media blocks need, or undefined when they are there. */
+function otherBlockProblem(block: Fields): string | undefined {
+  const need = (field: string, kind: 'string' | 'object') =>
+    typeof block[field] === kind && block[field] !== null
+      ? undefined
+      : `.${field} must be ${kind === 'string' ? 'a string' : 'an object'}, got ${shown(block[field])}`;
+  switch (block['type']) {
+    case 'thinking':
+      return need('thinking', 'string');
+    case 'redacted_thinking':
+      return need('data', 'string');
+    case 'provider':
+      return need('provider', 'string') ?? need('kind', 'string') ?? need('raw', 'object');
+    default:
+      return need('source', 'object');
+  }
 }
 
 /** What is wrong with a tool call (in a message or a pending batch), or undefined. */

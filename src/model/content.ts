@@ -1,10 +1,14 @@
 /** A JSON value as it crosses the model boundary. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** Plain text, from the model or the user. */
+/**
+ * Plain text, from the model or the user. `citations` are the provider's citation objects for this
+ * span (Anthropic splits cited text into several blocks), kept as sent so they round-trip.
+ */
 export interface TextBlock {
   type: 'text';
   text: string;
+  citations?: JsonValue[];
 }
 
 /**
@@ -22,18 +26,81 @@ export interface ToolUseBlock {
   inputText?: string;
 }
 
-/** What the model is shown for one tool call. */
+/**
+ * The model's visible reasoning. `signature` (Anthropic) or `providerData` (an OpenAI Responses
+ * reasoning item: id, encrypted content) must go back unchanged with the next request of the same
+ * provider; `provider` names who produced it, and an adapter for another provider leaves it out.
+ */
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature?: string;
+  provider?: string;
+  providerData?: JsonValue;
+}
+
+/** Reasoning the provider encrypted; only its opaque `data` goes back. */
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+  provider?: string;
+}
+
+/**
+ * A block reins does not interpret (server tool use and results, MCP calls, compaction, anything
+ * new), kept exactly as the provider sent it and sent back to that provider unchanged. `kind` is
+ * the provider's block type, for display.
+ */
+export interface ProviderBlock {
+  type: 'provider';
+  provider: string;
+  kind: string;
+  raw: { [key: string]: JsonValue };
+}
+
+/** Where image or document bytes come from. */
+export type MediaSource =
+  | { type: 'base64'; mediaType: string; data: string }
+  | { type: 'url'; url: string; mediaType?: string };
+
+/** An image in a user message, a tool result or (rarely) the model's output. */
+export interface ImageBlock {
+  type: 'image';
+  source: MediaSource;
+}
+
+/** A document (a PDF, or plain text) in a user message or a tool result. */
+export interface DocumentBlock {
+  type: 'document';
+  source: MediaSource;
+  title?: string;
+}
+
+/** An image or a document. */
+export type MediaBlock = ImageBlock | DocumentBlock;
+
+/**
+ * What the model is shown for one tool call. `content` is the text; `attachments` carry images and
+ * documents a tool returned (a screenshot, a PDF page), sent where the provider accepts them.
+ */
 export interface ToolResultBlock {
   type: 'tool_result';
   toolUseId: string;
   content: string;
   isError: boolean;
+  attachments?: MediaBlock[];
 }
 
 /** Content the assistant may produce. */
-export type AssistantBlock = TextBlock | ToolUseBlock;
+export type AssistantBlock =
+  | TextBlock
+  | ToolUseBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock
+  | ProviderBlock
+  | ImageBlock;
 /** Content the user side (including tool results) may send. */
-export type UserBlock = TextBlock | ToolResultBlock;
+export type UserBlock = TextBlock | ToolResultBlock | ImageBlock | DocumentBlock;
 
 export interface UserMessage {
   role: 'user';
@@ -46,13 +113,25 @@ export interface AssistantMessage {
 /** One turn of the conversation the loop re-sends on every call. */
 export type Message = UserMessage | AssistantMessage;
 
-/** The text of a list of blocks, joined with newlines. */
+/** Block types an assistant message may hold. */
+export const assistantBlockTypes: ReadonlySet<string> = new Set([
+  'text',
+  'tool_use',
+  'thinking',
+  'redacted_thinking',
+  'provider',
+  'image',
+]);
+/** Block types a user message may hold. */
+export const userBlockTypes: ReadonlySet<string> = new Set(['text', 'tool_result', 'image', 'document']);
+
+/**
+ * The text of a list of blocks, joined with nothing: a provider that splits one answer into several
+ * text blocks (citations) splits it mid-sentence, so the pieces read as one.
+ */
 export function textOf(blocks: readonly (AssistantBlock | UserBlock)[]): string {
   let text = '';
-  for (const block of blocks) {
-    if (block.type !== 'text') continue;
-    text = text === '' ? block.text : `${text}\n${block.text}`;
-  }
+  for (const block of blocks) if (block.type === 'text') text += block.text;
   return text;
 }
 

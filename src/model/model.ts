@@ -29,6 +29,11 @@ export interface Usage {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /**
+   * Of `outputTokens`, those spent on reasoning (OpenAI `reasoning_tokens`, AI SDK
+   * `reasoningTokens`); already counted in `outputTokens`, shown, never added again.
+   */
+  reasoningTokens?: number;
 }
 
 /** The prefill a call sent: uncached input plus cache reads and writes. */
@@ -46,12 +51,15 @@ export function emptyUsage(): Usage {
 }
 
 export function addUsage(total: Usage, more: Usage): Usage {
-  return {
+  const sum: Usage = {
     inputTokens: total.inputTokens + more.inputTokens,
     outputTokens: total.outputTokens + more.outputTokens,
     cacheReadTokens: total.cacheReadTokens + more.cacheReadTokens,
     cacheWriteTokens: total.cacheWriteTokens + more.cacheWriteTokens,
   };
+  if (total.reasoningTokens !== undefined || more.reasoningTokens !== undefined)
+    sum.reasoningTokens = (total.reasoningTokens ?? 0) + (more.reasoningTokens ?? 0);
+  return sum;
 }
 
 /** A tool as the provider sees it: name, description and a JSON Schema for its input. */
@@ -61,16 +69,80 @@ export interface ToolDefinition {
   inputSchema: { [key: string]: JsonValue };
 }
 
+/**
+ * Which tools the model may or must call: `none` forbids tool calls, `required` demands one,
+ * `{ name }` demands that tool. Adapters send the provider's equivalent.
+ */
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+/**
+ * Provider features for one call, mapped by each adapter onto its API (docs/providers.md has the
+ * table); a setting the provider lacks is a labeled `ConfigurationError`, never silently dropped.
+ * Set them on the adapter (defaults), per run (`runAgent({ modelSettings })`) or per step
+ * (`prepareStep`); later layers override earlier ones field by field.
+ */
+export interface ModelSettings {
+  /**
+   * Extended thinking / reasoning. `budgetTokens` is Anthropic's thinking budget (and the AI SDK's);
+   * `effort` is OpenAI's reasoning effort (and Anthropic's adaptive effort). `false` turns it off.
+   */
+  thinking?: false | { budgetTokens?: number; effort?: 'minimal' | 'low' | 'medium' | 'high' };
+  /**
+   * Prompt caching. Anthropic: breakpoints on the stable prefix, system and tools by default, plus
+   * the last message when `messages` is `'last'` (a rolling breakpoint) or the messages at the given
+   * indices. OpenAI caches prefixes itself; `key` becomes `prompt_cache_key`. `false` turns it off.
+   */
+  cache?:
+    | false
+    | {
+        system?: boolean;
+        tools?: boolean;
+        messages?: 'none' | 'last' | readonly number[];
+        ttl?: '5m' | '1h';
+        key?: string;
+      };
+  /** May the model ask for several tool calls in one turn. Provider default when unset. */
+  parallelToolCalls?: boolean;
+  stopSequences?: readonly string[];
+  temperature?: number;
+  topP?: number;
+  /**
+   * Raw request fields per provider, merged into the request body last (`{ anthropic: { ... },
+   * openai: { ... } }`): for what reins does not map yet. Keys other than the adapter's are ignored.
+   */
+  providerOptions?: { readonly [provider: string]: { readonly [field: string]: JsonValue } };
+}
+
 /** One model call. */
 export interface ModelRequest {
   system: string;
   messages: readonly Message[];
   /** Tools the model may call. Empty when tools are disabled (the final-answer step). */
   tools: readonly ToolDefinition[];
-  /** `none` forbids tool calls for this request; adapters send the provider's equivalent. */
-  toolChoice: 'auto' | 'none';
+  toolChoice: ToolChoice;
   maxOutputTokens?: number;
+  /** Provider features for this call; the adapter's own defaults apply beneath them. */
+  settings?: ModelSettings;
   signal?: AbortSignal;
+}
+
+/** Settings layered: each field of `over` replaces the same field of `base`. */
+export function mergeSettings(
+  base: ModelSettings | undefined,
+  over: ModelSettings | undefined,
+): ModelSettings {
+  if (!base) return over ?? {};
+  if (!over) return base;
+  const merged: ModelSettings = { ...base, ...over };
+  if (base.providerOptions && over.providerOptions) {
+    const providers: { [provider: string]: { readonly [field: string]: JsonValue } } = {
+      ...base.providerOptions,
+    };
+    for (const [name, fields] of Object.entries(over.providerOptions))
+      providers[name] = { ...providers[name], ...fields };
+    merged.providerOptions = providers;
+  }
+  return merged;
 }
 
 /** What one model call returned. */
@@ -82,6 +154,13 @@ export interface ModelResponse {
   model?: string;
   /** The provider's response id, kept in the trace. */
   id?: string;
+  /**
+   * How many tokens the conversation holds after this call, when that is not prefill plus output:
+   * a turn with server-side iterations (web search, compaction, an advisor) reports usage summed
+   * over them, but the next call's prefill is only the last iteration's. The context budget reads
+   * this when present.
+   */
+  contextTokens?: number;
 }
 
 /**

@@ -76,7 +76,7 @@ export function openAIModel(client: OpenAI, options: OpenAIModelOptions): Model 
           type: 'function' as const,
           function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
         }));
-        params.tool_choice = request.toolChoice;
+        params.tool_choice = request.toolChoice === 'none' ? 'none' : 'auto';
       }
       const stream = await client.chat.completions.create(
         params,

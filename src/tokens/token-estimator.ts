@@ -1,4 +1,4 @@
-import type { AssistantBlock, Message, UserBlock } from '../model/content.js';
+import type { AssistantBlock, MediaBlock, Message, UserBlock } from '../model/content.js';
 import type { ToolDefinition } from '../model/model.js';
 
 /**
@@ -23,8 +23,31 @@ export function countBlockDefault(estimator: TokenEstimator, block: AssistantBlo
     case 'tool_use':
       return estimator.countText(block.name + (block.inputText ?? JSON.stringify(block.input) ?? ''));
     case 'tool_result':
-      return estimator.countText(block.content);
+      return (
+        estimator.countText(block.content) +
+        (block.attachments ?? []).reduce((sum, media) => sum + mediaTokens(media), 0)
+      );
+    case 'thinking':
+      return estimator.countText(block.thinking);
+    case 'redacted_thinking':
+      return estimator.countText(block.data);
+    case 'provider':
+      return estimator.countText(JSON.stringify(block.raw));
+    case 'image':
+    case 'document':
+      return mediaTokens(block);
   }
+}
+
+/**
+ * A fixed allowance for an image or document: providers size images by pixels (Anthropic about
+ * width×height/750, at most ~1,600 tokens for a full-size image) and PDFs by page, neither knowable
+ * from the block alone; the provider's count replaces this after the call.
+ */
+export const mediaTokenAllowance = { image: 1_600, document: 3_000 } as const;
+
+function mediaTokens(block: MediaBlock): number {
+  return block.type === 'image' ? mediaTokenAllowance.image : mediaTokenAllowance.document;
 }
 
 /**

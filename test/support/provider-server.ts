@@ -4,7 +4,16 @@ import type { AddressInfo } from 'node:net';
 /** One scripted reply of the fake provider. */
 export type Reply =
   | { kind: 'sse'; events: unknown[]; format: 'anthropic' | 'openai'; disconnectAfter?: number }
-  | { kind: 'error'; status: number; body: unknown; headers?: Record<string, string> };
+  | { kind: 'error'; status: number; body: unknown; headers?: Record<string, string> }
+  /** Recorded bytes sent as they are (an SSE body, an error body), optionally cut after `cutAt` bytes. */
+  | {
+      kind: 'raw';
+      body: string;
+      status?: number;
+      contentType?: string;
+      headers?: Record<string, string>;
+      cutAt?: number;
+    };
 
 /**
  * A loopback server speaking the Anthropic Messages and OpenAI Chat Completions wire formats from
@@ -24,6 +33,19 @@ export async function startProviderServer(replies: Reply[]) {
         response
           .writeHead(500, { 'content-type': 'application/json' })
           .end(JSON.stringify({ error: { type: 'api_error', message: 'no scripted reply left' } }));
+        return;
+      }
+      if (reply.kind === 'raw') {
+        response.writeHead(reply.status ?? 200, {
+          'content-type': reply.contentType ?? 'text/event-stream',
+          ...reply.headers,
+        });
+        if (reply.cutAt === undefined) {
+          response.end(reply.body);
+          return;
+        }
+        response.write(Buffer.from(reply.body).subarray(0, reply.cutAt));
+        setTimeout(() => response.socket?.destroy(), 5);
         return;
       }
       if (reply.kind === 'error') {

@@ -1,4 +1,5 @@
 import type { ToolUseBlock } from '../../model/content.js';
+import { assistantBlockTypes } from '../../model/content.js';
 import type { ModelResponse, Usage } from '../../model/model.js';
 import type { LoopState } from '../loop-state.js';
 import type { Outcome, UnexecutedCall } from '../outcome.js';
@@ -108,6 +109,11 @@ export function malformed(response: unknown): string | undefined {
     if (typed?.type === 'tool_use' && typeof typed.id === 'string' && typeof typed.name === 'string') {
       const problem = jsonProblem(typed.input, 0, new Set());
       if (problem) return `response.content holds a tool call whose input ${problem}`;
+      continue;
+    }
+    if (typeof typed?.type === 'string' && assistantBlockTypes.has(typed.type)) {
+      const problem = jsonProblem(block, 0, new Set());
+      if (problem) return `response.content holds a ${typed.type} block that ${problem}`;
       continue;
     }
     return `response.content holds a block the loop cannot read: ${preview(block)}`;
