@@ -1,6 +1,10 @@
 import type { AssistantBlock } from '../model/content.js';
 import type { ModelResponse, StopReason, Usage } from '../model/model.js';
+
+export { StreamError } from './stream-error.js';
+
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
+import { StreamError } from './stream-error.js';
 
 /** The Anthropic Messages stream events reins reads (the SDK's `MessageStreamEvent`, structurally). */
 export type AnthropicStreamEvent =
@@ -45,27 +49,6 @@ export interface ToolInputProgress {
 export interface AssembleOptions {
   onText?: (delta: string) => void;
   onToolInput?: (progress: ToolInputProgress) => void;
-}
-
-/** An error the provider sent inside the stream, with the HTTP status it stands for. */
-export class StreamError extends Error {
-  override name = 'StreamError';
-  readonly status: number | undefined;
-  readonly type: string;
-  constructor(type: string, message: string) {
-    super(message);
-    this.type = type;
-    this.status =
-      type === 'overloaded_error'
-        ? 529
-        : type === 'rate_limit_error'
-          ? 429
-          : type === 'api_error'
-            ? 500
-            : type === 'invalid_request_error'
-              ? 400
-              : undefined;
-  }
 }
 
 const stopReasons: Record<string, StopReason> = {

@@ -3,3 +3,4 @@
 export * from './assemble-anthropic.js';
 export * from './assemble-openai.js';
 export * from './parse-partial-json.js';
+export * from './stream-error.js';

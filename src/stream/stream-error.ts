@@ -1,0 +1,47 @@
+/**
+ * An error the provider sent inside a stream (Anthropic's `error` event, an OpenAI-compatible
+ * `error` chunk, a Responses `error` / `response.failed` event), with the provider's `type`/`code`
+ * and message kept, and the HTTP status it stands for so `classifyError` can read it.
+ */
+export class StreamError extends Error {
+  override name = 'StreamError';
+  readonly status: number | undefined;
+  readonly type: string;
+  /** The provider's error body as sent, when there was one. */
+  readonly body: unknown;
+  constructor(type: string, message: string, options: { status?: number; body?: unknown } = {}) {
+    super(message);
+    this.type = type;
+    this.body = options.body;
+    this.status = options.status ?? statusOfErrorType(type);
+  }
+}
+
+/** The HTTP status an error body's `type` (or `code`) stands for, as the providers document them. */
+export function statusOfErrorType(type: string | undefined): number | undefined {
+  switch (type) {
+    case 'overloaded_error':
+      return 529;
+    case 'rate_limit_error':
+    case 'rate_limit_exceeded':
+      return 429;
+    case 'api_error':
+    case 'server_error':
+      return 500;
+    case 'invalid_request_error':
+    case 'tool_use_failed':
+      return 400;
+    case 'authentication_error':
+      return 401;
+    case 'permission_error':
+      return 403;
+    case 'not_found_error':
+      return 404;
+    case 'request_too_large':
+      return 413;
+    case 'timeout_error':
+      return 504;
+    default:
+      return undefined;
+  }
+}
