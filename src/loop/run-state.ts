@@ -229,6 +229,8 @@ function checkRunState(value: unknown): void {
   const usage = state['usage'];
   if (!isFields(usage)) corrupt('usage', `must be an object, got ${shown(usage)}`);
   for (const key of usageFields) if (!isAmount(usage[key])) amount(usage, key, `usage.${key}`);
+  if (usage['reasoningTokens'] !== undefined && !isAmount(usage['reasoningTokens']))
+    amount(usage, 'reasoningTokens', 'usage.reasoningTokens');
   amount(state, 'billedTokens');
   amount(state, 'costUsd');
   amount(state, 'contextTokens');

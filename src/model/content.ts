@@ -24,6 +24,8 @@ export interface ToolUseBlock {
   name: string;
   input: unknown;
   inputText?: string;
+  /** Provider fields that must go back with the call (Anthropic's `caller`), kept as sent. */
+  providerData?: { [key: string]: JsonValue };
 }
 
 /**

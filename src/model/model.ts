@@ -161,6 +161,11 @@ export interface ModelResponse {
    * this when present.
    */
   contextTokens?: number;
+  /**
+   * Tokens the same call billed at another model's price (an advisor model consulted, a fallback
+   * model that answered), beside `usage`. The loop adds and prices each by its own model.
+   */
+  additionalUsage?: { model: string; usage: Usage }[];
 }
 
 /**

@@ -1,39 +1,54 @@
-import type { AssistantBlock } from '../model/content.js';
+import type { AssistantBlock, JsonValue } from '../model/content.js';
 import type { ModelResponse, StopReason, Usage } from '../model/model.js';
-
-export { StreamError } from './stream-error.js';
-
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
 import { StreamError } from './stream-error.js';
 
-/** The Anthropic Messages stream events reins reads (the SDK's `MessageStreamEvent`, structurally). */
+export { StreamError } from './stream-error.js';
+
+type Fields = { [key: string]: unknown };
+
+/**
+ * The Anthropic Messages stream events reins reads (the SDK's `MessageStreamEvent`, structurally).
+ * Block and delta types reins does not know are kept as they come, never an error.
+ */
 export type AnthropicStreamEvent =
-  | { type: 'message_start'; message: { id?: string; model?: string; usage?: AnthropicUsage } }
   | {
-      type: 'content_block_start';
-      index: number;
-      content_block:
-        | { type: 'text'; text?: string }
-        | { type: 'tool_use'; id: string; name: string; input?: unknown }
-        | { type: string };
+      type: 'message_start';
+      message: {
+        id?: string;
+        model?: string;
+        usage?: AnthropicUsage;
+        content?: Fields[];
+        stop_reason?: string | null;
+      };
     }
-  | {
-      type: 'content_block_delta';
-      index: number;
-      delta:
-        | { type: 'text_delta'; text: string }
-        | { type: 'input_json_delta'; partial_json: string }
-        | { type: string };
-    }
+  | { type: 'content_block_start'; index: number; content_block: { type: string; [key: string]: unknown } }
+  | { type: 'content_block_delta'; index: number; delta: { type: string; [key: string]: unknown } }
   | { type: 'content_block_stop'; index: number }
-  | { type: 'message_delta'; delta: { stop_reason?: string | null }; usage?: Partial<AnthropicUsage> }
+  | {
+      type: 'message_delta';
+      delta: { stop_reason?: string | null; [key: string]: unknown };
+      usage?: Partial<AnthropicUsage> | null;
+    }
   | { type: 'message_stop' }
   | { type: 'ping' }
   | { type: 'error'; error: { type: string; message: string } };
 
-interface AnthropicUsage {
-  input_tokens?: number;
-  output_tokens?: number;
+/** Usage as the Messages API reports it; `iterations` appear when the server ran several internal turns. */
+export interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  iterations?: AnthropicIteration[] | null;
+  [key: string]: unknown;
+}
+
+interface AnthropicIteration {
+  type?: string;
+  model?: string;
+  input_tokens?: number | null;
+  output_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
 }
@@ -61,153 +76,323 @@ const stopReasons: Record<string, StopReason> = {
   model_context_window_exceeded: 'context_window_exceeded',
 };
 
+/** Block types whose input streams as `input_json_delta` (the SDK tracks the same ones, and MCP's). */
+const jsonInputTypes = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
+
+/** One content block as it fills in: the wire object, and the argument text for tool calls. */
+interface Slot {
+  wire: Fields;
+  json?: { parser: PartialJsonParser; text: string[]; length: number };
+  closed: boolean;
+  /** The argument text was complete JSON-wise but not valid (`malformed`) or cut (`truncated`). */
+  problem?: 'malformed' | 'truncated';
+}
+
+/** The message being read. A second `message_start` before `message_stop` replaces it. */
+interface Reading {
+  id?: string;
+  model?: string;
+  slots: Slot[];
+  usage: AnthropicUsage;
+  stopReason?: string;
+  started: boolean;
+  stopped: boolean;
+}
+
+const fresh = (): Reading => ({ slots: [], usage: {}, started: false, stopped: false });
+
 /**
- * Turns an Anthropic Messages stream into the loop's response. Tool arguments fill in live through
- * `onToolInput`; a tool call is given its input only after its block closed and its JSON parsed
- * whole. A stream that ends early, or a tool block cut off, comes back with stop reason
- * `interrupted` / `max_tokens` and the call's raw text only: the loop labels it `truncated` and
- * executes nothing.
+ * Turns an Anthropic Messages stream into the loop's response, agreeing with the SDK's own
+ * accumulator (`MessageStream.finalMessage()`) on text, tool calls, stop reason, usage, id and model
+ * for every recorded stream in test/fixtures/provider-streams, except where the SDK is wrong:
+ * - a tool block cut off mid-argument carries only its raw text (the SDK finalizes it into a
+ *   shortened object that would run); the turn is `interrupted` (or `max_tokens`), nothing runs;
+ * - a second `message_start` before `message_stop` (a proxy splicing a retried stream) starts the
+ *   message over instead of failing the call; an exact duplicate is ignored;
+ * - when the server ran several iterations, usage is what was billed (the sum over iterations,
+ *   compaction included) and `contextTokens` the last iteration's prefill plus its output.
+ * Thinking (with its signature), redacted thinking, citations and every server-tool block come back
+ * as typed blocks that round-trip unchanged. An `error` event is a `StreamError` for the caller to
+ * classify and retry, even after partial output.
  */
 export async function assembleAnthropicStream(
   events: AsyncIterable<AnthropicStreamEvent>,
   options: AssembleOptions = {},
 ): Promise<ModelResponse> {
-  const blocks: {
-    block: AssistantBlock;
-    parser?: PartialJsonParser;
-    raw: string;
-    closed: boolean;
-    sawJson: boolean;
-    cut?: boolean;
-  }[] = [];
-  let id: string | undefined;
-  let model: string | undefined;
-  const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-  let stopReason: StopReason | undefined;
-  let stopped = false;
-
+  let reading = fresh();
   let received = 0;
   try {
     for await (const event of events) {
       received++;
-      switch (event.type) {
-        case 'message_start':
-          id = event.message.id;
-          model = event.message.model;
-          usage.inputTokens = event.message.usage?.input_tokens ?? 0;
-          usage.outputTokens = event.message.usage?.output_tokens ?? 0;
-          usage.cacheReadTokens = event.message.usage?.cache_read_input_tokens ?? 0;
-          usage.cacheWriteTokens = event.message.usage?.cache_creation_input_tokens ?? 0;
-          break;
-        case 'content_block_start': {
-          const start = event.content_block as {
-            type: string;
-            text?: string;
-            id?: string;
-            name?: string;
-            input?: unknown;
-          };
-          if (start.type === 'tool_use') {
-            blocks[event.index] = {
-              block: {
-                type: 'tool_use',
-                id: start.id as string,
-                name: start.name as string,
-                input: undefined,
-              },
-              parser: createPartialJsonParser(),
-              raw: '',
-              closed: false,
-              sawJson: false,
-            };
-          } else if (start.type === 'text') {
-            blocks[event.index] = {
-              block: { type: 'text', text: start.text ?? '' },
-              raw: '',
-              closed: false,
-              sawJson: false,
-            };
-          }
-          break;
-        }
-        case 'content_block_delta': {
-          const entry = blocks[event.index];
-          if (!entry) break;
-          const delta = event.delta as { type: string; text?: string; partial_json?: string };
-          if (delta.type === 'text_delta' && entry.block.type === 'text') {
-            entry.block.text += delta.text ?? '';
-            options.onText?.(delta.text ?? '');
-          } else if (delta.type === 'input_json_delta' && entry.block.type === 'tool_use' && entry.parser) {
-            entry.raw += delta.partial_json ?? '';
-            entry.sawJson = true;
-            entry.parser.push(delta.partial_json ?? '');
-            options.onToolInput?.({
-              callId: entry.block.id,
-              name: entry.block.name,
-              display: entry.parser.snapshot(),
-            });
-          }
-          break;
-        }
-        case 'content_block_stop': {
-          const entry = blocks[event.index];
-          if (!entry) break;
-          entry.closed = true;
-          if (entry.block.type === 'tool_use' && entry.parser) {
-            // A tool with no arguments streams no JSON at all.
-            if (!entry.sawJson) entry.block.input = {};
-            else {
-              const result = entry.parser.finish();
-              if (result.status === 'complete') entry.block.input = result.value;
-              else {
-                // Malformed JSON goes to the model as a labeled error; cut-off JSON ends the turn.
-                entry.block.inputText = entry.raw;
-                entry.cut = result.status === 'truncated';
-              }
-            }
-          }
-          break;
-        }
-        case 'message_delta':
-          if (event.delta.stop_reason) stopReason = stopReasons[event.delta.stop_reason] ?? 'other';
-          if (event.usage?.output_tokens !== undefined) usage.outputTokens = event.usage.output_tokens;
-          if (event.usage?.input_tokens !== undefined && event.usage.input_tokens !== null)
-            usage.inputTokens = event.usage.input_tokens;
-          break;
-        case 'message_stop':
-          stopped = true;
-          break;
-        case 'error':
-          throw new StreamError(event.error.type, event.error.message);
-        default:
-          break;
-      }
+      reading = apply(reading, event, options);
     }
   } catch (error) {
     // A connection dropped mid-stream: what arrived is kept and labeled, nothing runs. An error
     // the provider sent, or a failure before anything arrived, is the caller's to retry.
     if (error instanceof StreamError || received === 0) throw error;
-    stopped = false;
+    reading.stopped = false;
   }
+  return responseOf(reading);
+}
 
+function apply(reading: Reading, event: AnthropicStreamEvent, options: AssembleOptions): Reading {
+  switch (event.type) {
+    case 'message_start':
+      return start(reading, event.message);
+    case 'content_block_start':
+      reading.slots[event.index] = openSlot(event.content_block);
+      return reading;
+    case 'content_block_delta':
+      delta(reading.slots[event.index], event.delta, options);
+      return reading;
+    case 'content_block_stop':
+      close(reading.slots[event.index]);
+      return reading;
+    case 'message_delta':
+      if (event.delta?.stop_reason) reading.stopReason = event.delta.stop_reason;
+      mergeUsage(reading.usage, event.usage ?? {});
+      return reading;
+    case 'message_stop':
+      reading.stopped = true;
+      return reading;
+    case 'error':
+      throw new StreamError(event.error?.type ?? 'error', event.error?.message ?? 'stream error', {
+        body: event,
+      });
+    default:
+      return reading;
+  }
+}
+
+function start(
+  reading: Reading,
+  message: Extract<AnthropicStreamEvent, { type: 'message_start' }>['message'],
+) {
+  const duplicate =
+    reading.started && !reading.stopped && reading.id === message.id && reading.slots.length === 0;
+  if (duplicate) return reading;
+  const next = fresh();
+  next.started = true;
+  if (message.id !== undefined) next.id = message.id;
+  if (message.model !== undefined) next.model = message.model;
+  // A message that arrives whole (programmatic tool calling) carries its stop reason already.
+  if (typeof message.stop_reason === 'string') next.stopReason = message.stop_reason;
+  mergeUsage(next.usage, message.usage ?? {});
+  // Programmatic tool calling sends finished tool calls inside message_start.
+  for (const block of message.content ?? []) next.slots.push({ wire: { ...block }, closed: true });
+  return next;
+}
+
+function openSlot(block: { type: string; [key: string]: unknown }): Slot {
+  const slot: Slot = { wire: { ...block }, closed: false };
+  if (jsonInputTypes.has(block.type)) slot.json = { parser: createPartialJsonParser(), text: [], length: 0 };
+  return slot;
+}
+
+function delta(
+  slot: Slot | undefined,
+  change: { type: string; [key: string]: unknown },
+  options: AssembleOptions,
+) {
+  if (!slot) return;
+  const wire = slot.wire;
+  switch (change.type) {
+    case 'text_delta':
+      if (wire['type'] !== 'text' || typeof change['text'] !== 'string') return;
+      wire['text'] = `${(wire['text'] as string | undefined) ?? ''}${change['text']}`;
+      options.onText?.(change['text']);
+      return;
+    case 'citations_delta':
+      if (wire['type'] !== 'text') return;
+      wire['citations'] = [
+        ...((wire['citations'] as unknown[] | null | undefined) ?? []),
+        change['citation'],
+      ];
+      return;
+    case 'thinking_delta':
+      if (wire['type'] === 'thinking' && typeof change['thinking'] === 'string')
+        wire['thinking'] = `${(wire['thinking'] as string | undefined) ?? ''}${change['thinking']}`;
+      return;
+    case 'signature_delta':
+      if (wire['type'] === 'thinking') wire['signature'] = change['signature'];
+      return;
+    case 'input_json_delta':
+      if (slot.json && typeof change['partial_json'] === 'string')
+        argumentDelta(slot, change['partial_json'], options);
+      return;
+    default:
+      // compaction_delta and anything newer: kept on the block as the provider sent it.
+      mergeUnknownDelta(wire, change);
+  }
+}
+
+/** An unknown delta's string fields extend the block's fields of the same name; others replace them. */
+function mergeUnknownDelta(wire: Fields, change: Fields) {
+  for (const [key, value] of Object.entries(change)) {
+    if (key === 'type') continue;
+    const before = wire[key];
+    wire[key] = typeof value === 'string' && typeof before === 'string' ? before + value : value;
+  }
+}
+
+function argumentDelta(slot: Slot, piece: string, options: AssembleOptions) {
+  const json = slot.json as NonNullable<Slot['json']>;
+  if (piece === '') return;
+  json.text.push(piece);
+  json.length += piece.length;
+  json.parser.push(piece);
+  if (options.onToolInput && slot.wire['type'] === 'tool_use')
+    options.onToolInput({
+      callId: String(slot.wire['id']),
+      name: String(slot.wire['name']),
+      display: json.parser.snapshot(),
+    });
+}
+
+function close(slot: Slot | undefined) {
+  if (!slot || slot.closed) return;
+  slot.closed = true;
+  const json = slot.json;
+  // No argument text: the input is what content_block_start gave (`{}` for a tool without
+  // arguments, or the whole input when the provider sent it at once).
+  if (!json || json.length === 0) return;
+  const result = json.parser.finish();
+  if (result.status === 'complete') slot.wire['input'] = result.value;
+  else slot.problem = result.status === 'truncated' ? 'truncated' : 'malformed';
+}
+
+/** Later counters replace earlier ones; absent or null ones leave them (the SDK's rule). */
+function mergeUsage(into: AnthropicUsage, more: Partial<AnthropicUsage>) {
+  for (const [key, value] of Object.entries(more))
+    if (value !== null && value !== undefined) into[key] = value;
+}
+
+const count = (value: unknown) =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+
+const usageFrom = (step: AnthropicIteration | AnthropicUsage): Usage => ({
+  inputTokens: count(step.input_tokens),
+  outputTokens: count(step.output_tokens),
+  cacheReadTokens: count(step.cache_read_input_tokens),
+  cacheWriteTokens: count(step.cache_creation_input_tokens),
+});
+
+const addInto = (total: Usage, more: Usage) => {
+  total.inputTokens += more.inputTokens;
+  total.outputTokens += more.outputTokens;
+  total.cacheReadTokens += more.cacheReadTokens;
+  total.cacheWriteTokens += more.cacheWriteTokens;
+};
+
+/** Iterations that are the conversation's own turn (not a compaction or an advisor's aside). */
+const conversational = new Set(['message', 'fallback_message']);
+
+type UsageReading = Pick<ModelResponse, 'usage' | 'contextTokens' | 'additionalUsage'>;
+
+/**
+ * What the call billed, per model, and what the next prefill holds. Without iterations that is the
+ * top-level usage. With them, every iteration is billed (the top-level figures leave compaction and
+ * other models' iterations out), at its own model's price, and the context after the call is the
+ * last conversational iteration's prefill plus its output, not the sum over iterations.
+ */
+function usageOf(usage: AnthropicUsage, model: string | undefined): UsageReading {
+  const iterations = Array.isArray(usage.iterations) ? usage.iterations : [];
+  if (iterations.length === 0) return { usage: usageFrom(usage) };
+  const own: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  const others = new Map<string, Usage>();
+  for (const step of iterations) {
+    const stepModel = typeof step.model === 'string' && step.model !== '' ? step.model : model;
+    if (stepModel === model || stepModel === undefined) addInto(own, usageFrom(step));
+    else {
+      const total = others.get(stepModel) ?? {
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      };
+      addInto(total, usageFrom(step));
+      others.set(stepModel, total);
+    }
+  }
+  const reading: UsageReading = { usage: own };
+  if (others.size > 0)
+    reading.additionalUsage = [...others].map(([name, total]) => ({ model: name, usage: total }));
+  const last = iterations.findLast((step) => conversational.has(String(step.type ?? 'message')));
+  if (last) {
+    const step = usageFrom(last);
+    reading.contextTokens =
+      step.inputTokens + step.cacheReadTokens + step.cacheWriteTokens + step.outputTokens;
+  }
+  return reading;
+}
+
+function blockOf(slot: Slot): AssistantBlock {
+  const wire = slot.wire;
+  switch (wire['type']) {
+    case 'text': {
+      const block: AssistantBlock = {
+        type: 'text',
+        text: typeof wire['text'] === 'string' ? wire['text'] : '',
+      };
+      const citations = wire['citations'];
+      if (Array.isArray(citations) && citations.length > 0) block.citations = citations as JsonValue[];
+      return block;
+    }
+    case 'tool_use':
+      return toolUseOf(slot);
+    case 'thinking': {
+      const block: AssistantBlock = {
+        type: 'thinking',
+        thinking: typeof wire['thinking'] === 'string' ? wire['thinking'] : '',
+        provider: 'anthropic',
+      };
+      if (typeof wire['signature'] === 'string') block.signature = wire['signature'];
+      return block;
+    }
+    case 'redacted_thinking':
+      return { type: 'redacted_thinking', data: String(wire['data'] ?? ''), provider: 'anthropic' };
+    default:
+      if (slot.problem) wire['input'] = {};
+      return {
+        type: 'provider',
+        provider: 'anthropic',
+        kind: String(wire['type']),
+        raw: wire as Record<string, JsonValue>,
+      };
+  }
+}
+
+function toolUseOf(slot: Slot): AssistantBlock {
+  const { type: _type, id, name, input, ...rest } = slot.wire;
+  const block: AssistantBlock = { type: 'tool_use', id: String(id), name: String(name), input };
+  const cut = !slot.closed || slot.problem !== undefined;
+  if (cut) {
+    block.input = undefined;
+    block.inputText = slot.json ? slot.json.text.join('') : '';
+  } else if (input === undefined) block.input = {};
+  // Fields such as `caller` (programmatic tool calling) go back with the call.
+  if (Object.keys(rest).length > 0) block.providerData = rest as Record<string, JsonValue>;
+  return block;
+}
+
+function responseOf(reading: Reading): ModelResponse {
   const content: AssistantBlock[] = [];
   let cutOff = false;
-  for (const entry of blocks) {
-    if (!entry) continue;
-    if (entry.block.type === 'tool_use' && (!entry.closed || entry.cut)) {
-      cutOff = true;
-      entry.block.input = undefined;
-      entry.block.inputText = entry.raw;
-    }
-    content.push(entry.block);
+  for (const slot of reading.slots) {
+    if (!slot) continue;
+    const isCall = jsonInputTypes.has(String(slot.wire['type']));
+    if (isCall && (!slot.closed || slot.problem === 'truncated')) cutOff = true;
+    content.push(blockOf(slot));
   }
-  const reason: StopReason = !stopped
+  const stopReason: StopReason = !reading.stopped
     ? 'interrupted'
-    : cutOff && stopReason !== 'max_tokens'
+    : cutOff && reading.stopReason !== 'max_tokens'
       ? 'interrupted'
-      : (stopReason ?? 'other');
-  const response: ModelResponse = { content, stopReason: reason, usage };
-  if (id !== undefined) response.id = id;
-  if (model !== undefined) response.model = model;
+      : reading.stopReason === undefined
+        ? 'other'
+        : (stopReasons[reading.stopReason] ?? 'other');
+  const response: ModelResponse = { content, stopReason, ...usageOf(reading.usage, reading.model) };
+  if (reading.id !== undefined) response.id = reading.id;
+  if (reading.model !== undefined) response.model = reading.model;
   return response;
 }

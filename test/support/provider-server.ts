@@ -79,6 +79,8 @@ export async function startProviderServer(replies: Reply[]) {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    /** The replies still to send; push more between calls. */
+    replies,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

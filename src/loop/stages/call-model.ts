@@ -97,10 +97,11 @@ async function account(
   state.lastModelId = reportedModel ?? state.lastModelId;
   // Priced by the id the provider reported (often dated), else by the name the call was made with.
   const price = setup.prices ? resolvePrice(setup.prices, reportedModel, prepared.model.name) : undefined;
-  const callCost = price ? costUsdOf(callUsage, price.price) : 0;
+  const extra = reported ? additionalCost(state, response.additionalUsage) : { costUsd: 0, priced: true };
+  const callCost = (price ? costUsdOf(callUsage, price.price) : 0) + extra.costUsd;
   state.costUsd += callCost;
   const spend = setup.accountSpend;
-  const unpriced = price === undefined ? await unpricedSpend(state) : undefined;
+  const unpriced = price === undefined || !extra.priced ? await unpricedSpend(state) : undefined;
   if (spend && callCost > 0) {
     const added = await guard(
       'limiter',
@@ -109,8 +110,10 @@ async function account(
     );
     if (!added.ok) throw LoopStop.from(added, 'during-call');
   }
-  // The provider's count of what it just read is the truth; the answer joins the next prefill.
-  state.contextTokens = prefillTokens + callUsage.outputTokens;
+  // The provider's count of what it just read is the truth; the answer joins the next prefill. A
+  // turn with server-side iterations says itself what the next prefill holds.
+  const told = reported ? response.contextTokens : undefined;
+  state.contextTokens = validCount(told) ? told : prefillTokens + callUsage.outputTokens;
   state.messages.push(assistant);
   const calls = toolCallsOf(response.content);
   const text = textOf(response.content);
@@ -145,6 +148,39 @@ async function account(
  * (the run's `maxSpendUsd` first, else the account's ceiling) with the spend so far, to end the
  * run `over_budget`. Undefined without a spend budget (costs are then figures, not limits).
  */
+const validCount = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+
+/**
+ * Tokens the call billed at other models' prices: added to usage and the bill, priced each by its
+ * model. `priced` is false when a model has no price (the spend limit then fails closed).
+ */
+function additionalCost(
+  state: LoopState,
+  additional: ModelResponse['additionalUsage'],
+): { costUsd: number; priced: boolean } {
+  if (!Array.isArray(additional)) return { costUsd: 0, priced: true };
+  let costUsd = 0;
+  let priced = true;
+  for (const entry of additional) {
+    let usage: Usage | undefined;
+    try {
+      usage = validUsage(entry?.usage);
+    } catch {
+      usage = undefined;
+    }
+    if (!usage || typeof entry?.model !== 'string') continue;
+    state.usage = addUsage(state.usage, usage);
+    state.billedTokens +=
+      usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens;
+    const prices = state.setup.prices;
+    const price = prices ? resolvePrice(prices, entry.model, entry.model) : undefined;
+    if (price) costUsd += costUsdOf(usage, price.price);
+    else priced = false;
+  }
+  return { costUsd, priced };
+}
+
 async function unpricedSpend(
   state: LoopState,
 ): Promise<Extract<Outcome, { kind: 'over_budget' }> | undefined> {

@@ -86,12 +86,15 @@ export function validUsage(usage: Partial<Usage> | undefined): Usage | undefined
   const inputTokens = count(usage.inputTokens);
   const outputTokens = count(usage.outputTokens);
   if (inputTokens === undefined || outputTokens === undefined) return undefined;
-  return {
+  const valid: Usage = {
     inputTokens,
     outputTokens,
     cacheReadTokens: count(usage.cacheReadTokens) ?? 0,
     cacheWriteTokens: count(usage.cacheWriteTokens) ?? 0,
   };
+  const reasoning = count(usage.reasoningTokens);
+  if (reasoning !== undefined) valid.reasoningTokens = Math.min(reasoning, outputTokens);
+  return valid;
 }
 
 /** The deepest tool input the loop accepts from a model; JSON from a provider is never near it. */
