@@ -18,7 +18,7 @@ describe('classifyError', () => {
     [401, 'terminal'],
     [403, 'terminal'],
     [404, 'terminal'],
-    [409, 'terminal'],
+    [409, 'transient'],
     [422, 'terminal'],
     [501, 'terminal'],
   ])('status %i is %s', (status, kind) => {

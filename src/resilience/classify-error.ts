@@ -1,3 +1,4 @@
+import { statusOfErrorType } from '../stream/stream-error.js';
 import { isToolError } from '../tools/tool-error.js';
 
 /** What an error says about trying again. */
@@ -10,8 +11,10 @@ export interface Classification {
   status?: number;
   /** How long the server asked us to wait, capped; absent when it said nothing usable. */
   retryAfterMs?: number;
-  /** Why, in a few words: `status 429`, `ECONNRESET`, `aborted`, `unclassified`. */
+  /** Why, in a few words: `status 429`, `overloaded_error`, `ECONNRESET`, `aborted`, `unclassified`. */
   reason: string;
+  /** The provider's own error message, when the error carried one (kept for the trace and the user). */
+  providerMessage?: string;
 }
 
 export interface ClassifyOptions {
@@ -21,8 +24,11 @@ export interface ClassifyOptions {
   now?: () => number;
 }
 
-/** Statuses worth retrying. Everything else is terminal: retryable is an allowlist. */
-export const transientStatuses: ReadonlySet<number> = new Set([408, 500, 502, 503, 504]);
+/**
+ * Statuses worth retrying. Everything else is terminal: retryable is an allowlist. 409 is here
+ * because both official SDKs retry it (a lock timeout or a conflicting concurrent request).
+ */
+export const transientStatuses: ReadonlySet<number> = new Set([408, 409, 500, 502, 503, 504]);
 export const throttledStatuses: ReadonlySet<number> = new Set([429, 529]);
 
 const transportCodes = new Set([
@@ -92,15 +98,11 @@ function classifyAt(error: unknown, options: ClassifyOptions, depth: number): Cl
     return withRetryAfter({ kind, reason: `tool error ${error.code}` }, retryAfterMs);
   }
 
-  const status = statusOf(value);
-  if (status !== undefined) {
-    const retryAfterMs = retryAfterOf(headersOf(value), options);
-    if (throttledStatuses.has(status))
-      return withRetryAfter({ kind: 'throttled', status, reason: `status ${status}` }, retryAfterMs);
-    if (transientStatuses.has(status))
-      return withRetryAfter({ kind: 'transient', status, reason: `status ${status}` }, retryAfterMs);
-    if (status >= 200 && status < 300) return undefined;
-    return { kind: 'terminal', status, reason: `status ${status}` };
+  const provider = providerErrorOf(value);
+  const status = statusOf(value) ?? provider.status;
+  if (status !== undefined || provider.type !== undefined) {
+    const verdict = classifyProvider(status, provider, headersOf(value), options);
+    if (verdict) return provider.message ? { ...verdict, providerMessage: provider.message } : verdict;
   }
 
   const code = typeof value['code'] === 'string' ? value['code'] : undefined;
@@ -115,6 +117,73 @@ function classifyAt(error: unknown, options: ClassifyOptions, depth: number): Cl
   }
   if (terminalNames.has(name)) return { kind: 'terminal', reason: name };
   return classifyAt(value['cause'], options, depth + 1);
+}
+
+/** What a provider's error body says: its `type` or `code`, its message, the status they stand for. */
+interface ProviderError {
+  type?: string;
+  message?: string;
+  status?: number;
+}
+
+/**
+ * The error body inside an SDK error or a `StreamError`. An error sent inside a stream reaches the
+ * caller as the SDK's `APIError` with no `status` (the HTTP response was a 200): its body's `type`
+ * (Anthropic `{ type: 'error', error: { type, message } }`, OpenAI `{ type, code, message }`,
+ * OpenRouter's numeric `code`) is what says whether to retry.
+ */
+function providerErrorOf(value: Loose): ProviderError {
+  const body = (value['error'] ?? value['body']) as Loose | undefined;
+  const inner = body && typeof body === 'object' ? ((body['error'] as Loose | undefined) ?? body) : undefined;
+  const read = (source: Loose | undefined, key: string) =>
+    source && typeof source === 'object' ? source[key] : undefined;
+  const code = read(inner, 'code');
+  const type = [read(inner, 'type'), typeof code === 'string' ? code : undefined, value['type']].find(
+    (candidate): candidate is string => typeof candidate === 'string' && candidate !== 'error',
+  );
+  const found: ProviderError = {};
+  // `insufficient_quota` and `tool_use_failed` say more than the generic type beside them.
+  const specific = typeof code === 'string' && code in specificCodes ? code : type;
+  if (specific !== undefined) found.type = specific;
+  const message = read(inner, 'message');
+  if (typeof message === 'string' && message !== '') found.message = message.slice(0, 2_000);
+  const status = typeof code === 'number' ? code : statusOfErrorType(found.type);
+  if (status !== undefined && Number.isInteger(status) && status >= 100 && status < 600)
+    found.status = status;
+  return found;
+}
+
+/** Error codes whose meaning overrides the HTTP status they came with. */
+const specificCodes: { readonly [code: string]: ErrorClass } = {
+  // Out of credit: billing, not load. Retrying only burns the retry budget.
+  insufficient_quota: 'terminal',
+  billing_hard_limit_reached: 'terminal',
+  // Groq: the model produced a tool call that did not parse; a new sample usually does.
+  tool_use_failed: 'transient',
+};
+
+function classifyProvider(
+  status: number | undefined,
+  provider: ProviderError,
+  headers: unknown,
+  options: ClassifyOptions,
+): Classification | undefined {
+  const reason = provider.type ?? `status ${status}`;
+  const base = status === undefined ? { reason } : { status, reason };
+  const specific = provider.type === undefined ? undefined : specificCodes[provider.type];
+  if (specific === 'terminal') return { kind: 'terminal', ...base };
+  const retryAfterMs = retryAfterOf(headers, options);
+  // The server's own word beats the status: `x-should-retry` (both SDKs honour it).
+  const should = header(headers, 'x-should-retry');
+  if (should === 'false') return { kind: 'terminal', ...base };
+  if (specific === 'transient') return withRetryAfter({ kind: 'transient', ...base }, retryAfterMs);
+  if (status === undefined)
+    return should === 'true' ? withRetryAfter({ kind: 'transient', ...base }, retryAfterMs) : undefined;
+  if (throttledStatuses.has(status)) return withRetryAfter({ kind: 'throttled', ...base }, retryAfterMs);
+  if (transientStatuses.has(status) || should === 'true')
+    return withRetryAfter({ kind: 'transient', ...base }, retryAfterMs);
+  if (status >= 200 && status < 300) return undefined;
+  return { kind: 'terminal', ...base };
 }
 
 function withRetryAfter(classification: Classification, retryAfterMs: number | undefined): Classification {

@@ -1,7 +1,7 @@
 import type { AssistantBlock, JsonValue } from '../model/content.js';
 import type { ModelResponse, StopReason, Usage } from '../model/model.js';
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
-import { StreamError } from './stream-error.js';
+import { isProviderError, StreamError } from './stream-error.js';
 
 export { StreamError } from './stream-error.js';
 
@@ -129,7 +129,7 @@ export async function assembleAnthropicStream(
   } catch (error) {
     // A connection dropped mid-stream: what arrived is kept and labeled, nothing runs. An error
     // the provider sent, or a failure before anything arrived, is the caller's to retry.
-    if (error instanceof StreamError || received === 0) throw error;
+    if (received === 0 || isProviderError(error)) throw error;
     reading.stopped = false;
   }
   return responseOf(reading);

@@ -45,3 +45,17 @@ export function statusOfErrorType(type: string | undefined): number | undefined 
       return undefined;
   }
 }
+
+/**
+ * Whether a thrown value is the provider speaking (a `StreamError`, or an SDK `APIError` carrying an
+ * HTTP status or an error body) rather than the connection failing. A provider error after partial
+ * output is a model error to classify and retry, never a truncated answer.
+ */
+export function isProviderError(error: unknown): boolean {
+  if (error instanceof StreamError) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const fields = error as { status?: unknown; error?: unknown; name?: unknown };
+  if (fields.name === 'APIUserAbortError' || fields.name === 'APIConnectionError') return false;
+  if (typeof fields.status === 'number') return true;
+  return typeof fields.error === 'object' && fields.error !== null;
+}
