@@ -1,6 +1,6 @@
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { PriceTable } from '../controls/price.js';
-import type { Model, ToolDefinition } from '../model/model.js';
+import type { Model, ModelSettings, ToolDefinition } from '../model/model.js';
 import type { SpendLimiter } from '../resilience/spend-limiter.js';
 import type { Clock } from '../time/clock.js';
 import type { PrefillCounter } from '../tokens/token-estimator.js';
@@ -37,6 +37,8 @@ export interface LoopSetup {
   accountSpend: { limiter: SpendLimiter; accountId: string; limitUsd: number } | undefined;
   /** The extension point before each model call. */
   prepareStep: PrepareStep | undefined;
+  /** Provider features for every call (`prepareStep` may change them per step). */
+  modelSettings: ModelSettings | undefined;
   /** Refuse a second continuation of the same state (off for replays, which re-run old segments). */
   exactlyOnce: boolean;
 }

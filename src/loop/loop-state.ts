@@ -2,7 +2,7 @@ import { DriftMonitor } from '../controls/drift-monitor.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
 import { TaintLedger } from '../controls/taint-ledger.js';
 import type { Message } from '../model/content.js';
-import type { Model, ToolDefinition, Usage } from '../model/model.js';
+import type { Model, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
 import type { StepPrepareEvent } from '../trace/events.js';
 import { linkedController } from './abort.js';
 import type { LoopSetup } from './loop-setup.js';
@@ -35,8 +35,10 @@ export interface PreparedCall {
   system: string;
   messages: readonly Message[];
   tools: readonly ToolDefinition[];
-  toolChoice: 'auto' | 'none';
+  toolChoice: ToolChoice;
   maxOutputTokens: number | undefined;
+  /** Provider features for this call: the run's, with the step's changes over them. */
+  settings: ModelSettings | undefined;
   /** The tools this step offers, when `prepareStep` narrowed them. */
   offered: ReadonlySet<string> | undefined;
   contextTokens: number;

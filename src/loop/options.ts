@@ -3,7 +3,7 @@ import type { DriftOptions } from '../controls/drift-monitor.js';
 import type { PriceTable } from '../controls/price.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import { assistantBlockTypes, type Message, userBlockTypes } from '../model/content.js';
-import type { Model, ToolDefinition } from '../model/model.js';
+import type { Model, ModelSettings, ToolChoice, ToolDefinition } from '../model/model.js';
 import type { SpendLimiter } from '../resilience/spend-limiter.js';
 import type { Clock, IdGenerator } from '../time/clock.js';
 import type { TokenEstimator } from '../tokens/token-estimator.js';
@@ -48,8 +48,10 @@ export interface PrepareStepContext {
   /** Every tool the run may offer. */
   tools: readonly ToolDefinition[];
   model: Model;
-  toolChoice: 'auto' | 'none';
+  toolChoice: ToolChoice;
   maxOutputTokens: number | undefined;
+  /** The run's model settings (the step's changes apply over them). */
+  settings: ModelSettings | undefined;
   /** The estimated prefill of the request as it stands. */
   contextTokens: number;
   billedTokens: number;
@@ -69,8 +71,11 @@ export interface PrepareStepResult {
   activeTools?: readonly string[];
   /** Call this model for this step (routing). */
   model?: Model;
-  toolChoice?: 'auto' | 'none';
+  /** `required` makes the model call a tool; `{ name }` that tool (one the step offers). */
+  toolChoice?: ToolChoice;
   maxOutputTokens?: number;
+  /** Settings for this call, merged field by field over the run's `modelSettings`. */
+  settings?: ModelSettings;
 }
 
 /** The extension point before each model call: context policies, routing and telemetry plug in here. */
@@ -146,6 +151,12 @@ export interface RunOptions {
   toolConcurrency?: number;
   /** Passed to the model on every call. */
   maxOutputTokens?: number;
+  /**
+   * Provider features for every call (thinking, caching, tool choice's parallel switch, stop
+   * sequences, sampling, raw provider options), over the adapter's defaults; `prepareStep` may
+   * override them per step. See docs/providers.md for what each provider accepts.
+   */
+  modelSettings?: ModelSettings;
   /** The largest tool result the model is shown, unless a tool sets its own; larger ones are cut with a marker. @default unlimited */
   maxResultTokens?: number;
   /** The largest tool input accepted, in characters of JSON. @default 262_144 */
@@ -203,6 +214,7 @@ export function validateRunOptions(options: RunOptions): void {
   positiveInteger('maxSteps', options.maxSteps);
   positiveInteger('toolConcurrency', options.toolConcurrency);
   positiveInteger('maxOutputTokens', options.maxOutputTokens);
+  if (options.modelSettings !== undefined) checkModelSettings('modelSettings', options.modelSettings);
   if (options.repeatLimit !== false) positiveInteger('repeatLimit', options.repeatLimit, 2);
   positiveNumber('maxContextTokens', options.maxContextTokens);
   positiveNumber('maxBilledTokens', options.maxBilledTokens);
@@ -458,4 +470,49 @@ function positiveNumber(option: string, value: number | undefined): void {
   if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
     throw new ConfigurationError(option, `must be a number > 0, got ${String(value)}`);
   }
+}
+
+const settingKeys = new Set([
+  'thinking',
+  'cache',
+  'parallelToolCalls',
+  'stopSequences',
+  'temperature',
+  'topP',
+  'providerOptions',
+]);
+
+/**
+ * Checks the shape of model settings (the adapters check what their provider accepts), throwing a
+ * {@link ConfigurationError} naming the field. Returns nothing; `where` prefixes the field path.
+ */
+export function checkModelSettings(where: string, settings: unknown): void {
+  const fail = (field: string, message: string): never => {
+    throw new ConfigurationError(field === '' ? where : `${where}.${field}`, message);
+  };
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings))
+    fail('', 'must be an object');
+  const fields = settings as { [key: string]: unknown };
+  for (const key of Object.keys(fields))
+    if (!settingKeys.has(key)) fail(key, `is not a model setting (known: ${[...settingKeys].join(', ')})`);
+  const { thinking, cache, parallelToolCalls, stopSequences, temperature, topP, providerOptions } = fields;
+  if (thinking !== undefined && thinking !== false && (typeof thinking !== 'object' || thinking === null))
+    fail('thinking', 'must be false or { budgetTokens?, effort? }');
+  if (cache !== undefined && cache !== false && (typeof cache !== 'object' || cache === null))
+    fail('cache', 'must be false or { system?, tools?, messages?, ttl?, key? }');
+  if (parallelToolCalls !== undefined && typeof parallelToolCalls !== 'boolean')
+    fail('parallelToolCalls', 'must be a boolean');
+  if (
+    stopSequences !== undefined &&
+    (!Array.isArray(stopSequences) || stopSequences.some((s) => typeof s !== 'string'))
+  )
+    fail('stopSequences', 'must be an array of strings');
+  for (const [key, value, max] of [
+    ['temperature', temperature, 2],
+    ['topP', topP, 1],
+  ] as const)
+    if (value !== undefined && (typeof value !== 'number' || !(value >= 0 && value <= max)))
+      fail(key, `must be a number from 0 to ${max}`);
+  if (providerOptions !== undefined && (typeof providerOptions !== 'object' || providerOptions === null))
+    fail('providerOptions', 'must be an object of { [provider]: { ...fields } }');
 }

@@ -87,6 +87,7 @@ export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
     approvals: options.approvals,
     accountSpend: options.accountSpend,
     prepareStep: options.prepareStep,
+    modelSettings: options.modelSettings,
     exactlyOnce: true,
   };
 }

@@ -135,6 +135,7 @@ function runStart(state: LoopState) {
     prices: (setup.prices as Record<string, unknown> | undefined) ?? null,
     resumedFrom: setup.resumed ? setup.state : null,
     segment: state.trace.segment,
+    ...(setup.modelSettings === undefined ? {} : { modelSettings: setup.modelSettings }),
   };
 }
 

@@ -221,7 +221,13 @@ describe('assertRunState names the bad field', () => {
     expectCorrupt(block(0, 0, null), 'messages.0.content.0');
     expectCorrupt(block(0, 0, { text: 'no type' }), 'messages.0.content.0.type');
     expectCorrupt(block(0, 0, { type: 'text', text: 5 }), 'messages.0.content.0.text');
-    expectCorrupt(block(0, 0, { type: 'image', source: 'x' }), 'messages.0.content.0.type');
+    expectCorrupt(block(0, 0, { type: 'image', source: 'x' }), 'messages.0.content.0.source');
+    expectCorrupt(block(0, 0, { type: 'video', source: {} }), 'messages.0.content.0.type');
+    expectCorrupt(block(1, 0, { type: 'thinking' }), 'messages.1.content.0.thinking');
+    expectCorrupt(
+      block(1, 0, { type: 'provider', provider: 'anthropic', kind: 'x' }),
+      'messages.1.content.0.raw',
+    );
     expectCorrupt(
       block(0, 0, { type: 'tool_use', id: 'x', name: 'lookup', input: {} }),
       'messages.0.content.0.type',

@@ -163,7 +163,7 @@ describe('spend budgets with the ids providers report', () => {
     const result = await runAgent(options({ model, prices: azurePrices, maxSpendUsd: 0.5, trace }));
     const cost = (300_000 * 2.5 + 100 * 10) / 1_000_000;
     expect(trace.events.find((event) => event.type === 'model-response')).toMatchObject({
-      response: { model: '' },
+      response: { model: 'gpt-4o-2024-08-06' },
     });
     expect(result.costUsd).toBeCloseTo(cost, 12);
     expect(result.outcome).toMatchObject({ kind: 'over_budget', budget: 'spend_usd' });

@@ -3,7 +3,7 @@ import type { ApprovalRequest } from '../loop/approval.js';
 import type { BudgetName, BudgetPhase, HardErrorSource, Outcome } from '../loop/outcome.js';
 import type { RunState } from '../loop/run-state.js';
 import type { Message } from '../model/content.js';
-import type { ModelResponse, ToolDefinition, Usage } from '../model/model.js';
+import type { ModelResponse, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
 import type { Truncation } from '../tools/result-size.js';
 
 /** The trace schema version. Bump it when an event changes shape; keep a fixture of every version. */
@@ -80,6 +80,8 @@ export interface RunStartEvent extends Base {
   prices: Record<string, unknown> | null;
   /** Set when this trace continues a checkpointed run. */
   resumedFrom: RunState | null;
+  /** The run's model settings, when it set any. */
+  modelSettings?: ModelSettings;
   /**
    * Which continuation of the run this is: 0 for a fresh run, one more for each resume. Absent in
    * traces written before segments existed. Events from this one's `seq` up to the next run-start
@@ -97,8 +99,10 @@ export interface StepPrepareEvent extends Base {
     activeTools?: string[];
     /** The name of the model called instead. */
     model?: string;
-    toolChoice?: 'auto' | 'none';
+    toolChoice?: ToolChoice;
     maxOutputTokens?: number;
+    /** Model settings for this call, as `prepareStep` gave them (merged over the run's). */
+    settings?: ModelSettings;
   };
   /** The estimated prefill of the prepared request. */
   contextTokens: number;

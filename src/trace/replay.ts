@@ -315,6 +315,7 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
       sinks: [sink],
       checkpoint: undefined,
       prepareStep: prepareFromTrace(events),
+      modelSettings: start.modelSettings,
       exactlyOnce: false,
       signal: stop.signal,
       prices: (start.prices as never) ?? undefined,

@@ -33,6 +33,7 @@ export async function callModel(state: LoopState, step: number, prepared: Prepar
     toolChoice: prepared.toolChoice,
     signal: state.run.signal,
     ...(prepared.maxOutputTokens === undefined ? {} : { maxOutputTokens: prepared.maxOutputTokens }),
+    ...(prepared.settings === undefined ? {} : { settings: prepared.settings }),
   };
   let response: ModelResponse;
   try {

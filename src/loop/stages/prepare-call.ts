@@ -1,10 +1,11 @@
 import { errorInfo } from '../../errors/error-info.js';
 import type { UserMessage } from '../../model/content.js';
+import { mergeSettings, type ToolChoice } from '../../model/model.js';
 import type { StepPrepareEvent } from '../../trace/events.js';
 import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
 import { isLoopStop, LoopStop } from '../loop-stop.js';
-import type { PrepareStepResult } from '../options.js';
+import { checkModelSettings, type PrepareStepResult } from '../options.js';
 
 /**
  * Prepare: at the step limit, append the best-answer prompt and switch tools off; then let
@@ -28,6 +29,7 @@ export async function prepareCall(state: LoopState, step: number, final: boolean
     tools: setup.toolDefinitions,
     toolChoice: final ? 'none' : 'auto',
     maxOutputTokens: setup.limits.maxOutputTokens ?? undefined,
+    settings: setup.modelSettings,
     offered: undefined,
     contextTokens: state.contextTokens,
   };
@@ -43,6 +45,7 @@ export async function prepareCall(state: LoopState, step: number, final: boolean
     model: prepared.model,
     toolChoice: prepared.toolChoice,
     maxOutputTokens: prepared.maxOutputTokens,
+    settings: prepared.settings,
     contextTokens: state.contextTokens,
     billedTokens: state.billedTokens,
     costUsd: state.costUsd,
@@ -66,6 +69,25 @@ export async function prepareCall(state: LoopState, step: number, final: boolean
   if (changes)
     await state.trace.emit({ type: 'step-prepare', step, changes, contextTokens: changed.contextTokens });
   return changed;
+}
+
+/** A tool choice the step can honour: a named tool must be one it offers. */
+function checkedToolChoice(
+  choice: unknown,
+  prepared: PreparedCall,
+  fail: (message: string) => never,
+): ToolChoice {
+  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
+  if (
+    typeof choice !== 'object' ||
+    choice === null ||
+    typeof (choice as { name?: unknown }).name !== 'string'
+  )
+    fail("prepareStep: toolChoice must be 'auto', 'none', 'required' or { name }");
+  const name = (choice as { name: string }).name;
+  if (!prepared.tools.some((tool) => tool.name === name))
+    fail(`prepareStep: toolChoice names "${name}", which this step does not offer`);
+  return { name };
 }
 
 /** Applies what `prepareStep` returned, checking each field, and records the changes. */
@@ -111,10 +133,17 @@ export function applyChanges(
     changes.model = result.model.name;
   }
   if (result.toolChoice !== undefined) {
-    if (result.toolChoice !== 'auto' && result.toolChoice !== 'none')
-      fail("prepareStep: toolChoice must be 'auto' or 'none'");
-    prepared.toolChoice = result.toolChoice;
-    changes.toolChoice = result.toolChoice;
+    prepared.toolChoice = checkedToolChoice(result.toolChoice, prepared, fail);
+    changes.toolChoice = prepared.toolChoice;
+  }
+  if (result.settings !== undefined) {
+    try {
+      checkModelSettings('settings', result.settings);
+    } catch (error) {
+      fail(`prepareStep: ${(error as Error).message}`);
+    }
+    prepared.settings = mergeSettings(prepared.settings, result.settings);
+    changes.settings = prepared.settings;
   }
   if (result.maxOutputTokens !== undefined) {
     if (!Number.isInteger(result.maxOutputTokens) || result.maxOutputTokens < 1)

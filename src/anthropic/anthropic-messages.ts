@@ -1,0 +1,102 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { AssistantBlock, MediaBlock, Message, ToolResultBlock, UserBlock } from '../model/content.js';
+
+type Param = Anthropic.ContentBlockParam;
+
+/** Whether a block another provider produced may go to Anthropic (its signatures are Anthropic's own). */
+const ours = (provider: string | undefined) => provider === undefined || provider === 'anthropic';
+
+/** An image or a document as a Messages API source. */
+export function mediaParam(block: MediaBlock): Param {
+  const source = block.source;
+  if (block.type === 'image') {
+    return source.type === 'url'
+      ? { type: 'image', source: { type: 'url', url: source.url } }
+      : {
+          type: 'image',
+          source: {
+            type: 'base64',
+            media_type: source.mediaType as Anthropic.Base64ImageSource['media_type'],
+            data: source.data,
+          },
+        };
+  }
+  const document: Anthropic.DocumentBlockParam =
+    source.type === 'url'
+      ? { type: 'document', source: { type: 'url', url: source.url } }
+      : source.mediaType === 'text/plain'
+        ? { type: 'document', source: { type: 'text', media_type: 'text/plain', data: source.data } }
+        : { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: source.data } };
+  if (block.title !== undefined) document.title = block.title;
+  return document;
+}
+
+function toolResultParam(block: ToolResultBlock): Param {
+  const attachments = block.attachments ?? [];
+  const content =
+    attachments.length === 0
+      ? block.content
+      : ([
+          ...(block.content === '' ? [] : [{ type: 'text', text: block.content }]),
+          ...attachments.map(mediaParam),
+        ] as Exclude<Anthropic.ToolResultBlockParam['content'], undefined>);
+  return { type: 'tool_result', tool_use_id: block.toolUseId, content, is_error: block.isError };
+}
+
+function userParam(block: UserBlock): Param[] {
+  switch (block.type) {
+    case 'text':
+      return block.text === '' ? [] : [{ type: 'text', text: block.text }];
+    case 'tool_result':
+      return [toolResultParam(block)];
+    default:
+      return [mediaParam(block)];
+  }
+}
+
+/**
+ * An assistant block as the API wants it back: thinking with its signature, redacted thinking,
+ * server-tool blocks exactly as they came, citations on text. Blocks from another provider and
+ * empty text (the API rejects it) are left out.
+ */
+function assistantParam(block: AssistantBlock): Param[] {
+  switch (block.type) {
+    case 'text': {
+      if (block.text === '') return [];
+      const text: Anthropic.TextBlockParam = { type: 'text', text: block.text };
+      if (block.citations) text.citations = block.citations as unknown as Anthropic.TextCitationParam[];
+      return [text];
+    }
+    case 'tool_use':
+      // Arguments that never parsed cannot be sent back as an object; the tool result says what was wrong.
+      return [
+        {
+          type: 'tool_use',
+          id: block.id,
+          name: block.name,
+          input: (block.input ?? {}) as Record<string, unknown>,
+          ...block.providerData,
+        } as Param,
+      ];
+    case 'thinking':
+      return ours(block.provider) && block.signature !== undefined
+        ? [{ type: 'thinking', thinking: block.thinking, signature: block.signature }]
+        : [];
+    case 'redacted_thinking':
+      return ours(block.provider) ? [{ type: 'redacted_thinking', data: block.data }] : [];
+    case 'provider':
+      return block.provider === 'anthropic' ? [block.raw as unknown as Param] : [];
+    default:
+      return [];
+  }
+}
+
+/** reins messages in the Messages API's shape. */
+export function toAnthropicMessages(messages: readonly Message[]): Anthropic.MessageParam[] {
+  return messages.map(
+    (message): Anthropic.MessageParam =>
+      message.role === 'user'
+        ? { role: 'user', content: message.content.flatMap(userParam) }
+        : { role: 'assistant', content: message.content.flatMap(assistantParam) },
+  );
+}
