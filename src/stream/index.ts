@@ -4,3 +4,4 @@ export * from './assemble-anthropic.js';
 export * from './assemble-openai.js';
 export * from './parse-partial-json.js';
 export * from './stream-error.js';
+export * from './assemble-responses.js';

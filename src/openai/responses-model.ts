@@ -1,0 +1,284 @@
+import type OpenAI from 'openai';
+import { ConfigurationError } from '../errors/reins-error.js';
+import type {
+  AssistantMessage,
+  MediaBlock,
+  Message,
+  ToolResultBlock,
+  UserMessage,
+} from '../model/content.js';
+import {
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  type ModelSettings,
+  mergeSettings,
+  type ToolChoice,
+} from '../model/model.js';
+import type { AssembleOptions } from '../stream/assemble-anthropic.js';
+import {
+  assembleOpenAIResponsesStream,
+  type OpenAIResponsesStreamEvent,
+  openAIResponsesError,
+} from '../stream/assemble-responses.js';
+import { StreamError } from '../stream/stream-error.js';
+
+type InputItem = OpenAI.Responses.ResponseInputItem;
+type Body = OpenAI.Responses.ResponseCreateParamsStreaming;
+
+export interface OpenAIResponsesModelOptions extends AssembleOptions {
+  /** The model id, for example `gpt-5-mini`. */
+  model: string;
+  /** Settings for every call; a request's own `settings` override them field by field. */
+  settings?: ModelSettings;
+  /**
+   * Let OpenAI keep the response (`store`). Off by default: reins re-sends the whole conversation,
+   * reasoning items included, so nothing needs keeping server-side.
+   * @default false
+   */
+  store?: boolean;
+  /**
+   * Ask for `reasoning.encrypted_content`, which a reasoning item needs to go back when `store` is
+   * false. Models without reasoning (gpt-4o, gpt-4.1) may reject it: set `false` for them.
+   * @default true when `store` is false
+   */
+  encryptedReasoning?: boolean;
+  /**
+   * Tools declared as freeform `custom` tools (plain-text input, no JSON schema). Their calls reach
+   * the tool as `{ input: text }`, and go back as `custom_tool_call` / `custom_tool_call_output`.
+   * @default []
+   */
+  customTools?: readonly string[];
+}
+
+/**
+ * The reins `Model` over an official `openai` client and the Responses API, streamed. Reasoning
+ * items come back as thinking blocks and are re-sent verbatim (with encrypted content, since
+ * `store` is off); server-side items (web search, MCP, code interpreter …) are kept as provider
+ * blocks and re-sent unchanged. Create the client with `maxRetries: 0` and wrap this model in
+ * `retryingModel` to retry at one layer.
+ *
+ * @example
+ * const model = openAIResponsesModel(new OpenAI({ maxRetries: 0 }), {
+ *   model: 'gpt-5-mini',
+ *   settings: { thinking: { effort: 'low' } },
+ * });
+ */
+export function openAIResponsesModel(client: OpenAI, options: OpenAIResponsesModelOptions): Model {
+  return {
+    name: options.model,
+    async generate(request: ModelRequest): Promise<ModelResponse> {
+      const body = toResponsesRequest(request, options);
+      const stream = await client.responses.create(body, request.signal ? { signal: request.signal } : {});
+      return assembleOpenAIResponsesStream(providerEvents(stream), options);
+    },
+  };
+}
+
+/** The Responses request body for one reins call. Throws `ConfigurationError` for unmapped settings. */
+export function toResponsesRequest(request: ModelRequest, options: OpenAIResponsesModelOptions): Body {
+  const customTools = new Set(options.customTools ?? []);
+  const store = options.store ?? false;
+  const body: Body = {
+    model: options.model,
+    input: toResponsesInput(request.messages, customTools),
+    store,
+    stream: true,
+  };
+  if (request.system !== '') body.instructions = request.system;
+  if (options.encryptedReasoning ?? !store) body.include = ['reasoning.encrypted_content'];
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map(
+      (tool): OpenAI.Responses.Tool =>
+        customTools.has(tool.name)
+          ? { type: 'custom', name: tool.name, description: tool.description }
+          : {
+              type: 'function',
+              name: tool.name,
+              description: tool.description,
+              parameters: tool.inputSchema,
+              strict: false,
+            },
+    );
+    body.tool_choice = toolChoiceOf(request.toolChoice, customTools);
+  }
+  if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens;
+  const settings = mergeSettings(options.settings, request.settings);
+  applySettings(body, settings);
+  return { ...body, ...settings.providerOptions?.['openai'] } as Body;
+}
+
+function toolChoiceOf(
+  choice: ToolChoice,
+  customTools: ReadonlySet<string>,
+): NonNullable<Body['tool_choice']> {
+  if (typeof choice === 'string') return choice;
+  return { type: customTools.has(choice.name) ? 'custom' : 'function', name: choice.name };
+}
+
+function applySettings(body: Body, settings: ModelSettings): void {
+  const { thinking, cache } = settings;
+  if (thinking && thinking.budgetTokens !== undefined)
+    throw new ConfigurationError(
+      'settings.thinking.budgetTokens',
+      'the OpenAI Responses API has no thinking budget; set settings.thinking.effort instead',
+    );
+  if (thinking && thinking.effort !== undefined)
+    body.reasoning = { effort: thinking.effort, summary: 'auto' };
+  if (settings.stopSequences && settings.stopSequences.length > 0)
+    throw new ConfigurationError('settings.stopSequences', 'the OpenAI Responses API has no stop parameter');
+  if (cache && cache.ttl === '1h')
+    throw new ConfigurationError(
+      'settings.cache.ttl',
+      "OpenAI has no one-hour cache; pass providerOptions.openai.prompt_cache_retention ('24h') instead",
+    );
+  if (cache && cache.key !== undefined) body.prompt_cache_key = cache.key;
+  if (settings.parallelToolCalls !== undefined) body.parallel_tool_calls = settings.parallelToolCalls;
+  if (settings.temperature !== undefined) body.temperature = settings.temperature;
+  if (settings.topP !== undefined) body.top_p = settings.topP;
+}
+
+/**
+ * reins messages as Responses input items, in order: user content as one message, tool results as
+ * `function_call_output` items, assistant text as assistant messages, tool calls as `function_call`
+ * items, and OpenAI's own reasoning and provider items verbatim. Another provider's thinking and
+ * provider blocks are left out: they mean nothing to OpenAI.
+ */
+export function toResponsesInput(
+  messages: readonly Message[],
+  customTools: ReadonlySet<string> = new Set(),
+): InputItem[] {
+  const customCalls = new Set<string>();
+  for (const message of messages)
+    if (message.role === 'assistant')
+      for (const block of message.content)
+        if (block.type === 'tool_use' && customTools.has(block.name)) customCalls.add(block.id);
+  return messages.flatMap((message) =>
+    message.role === 'user' ? userItems(message, customCalls) : assistantItems(message, customTools),
+  );
+}
+
+function userItems(message: UserMessage, customCalls: ReadonlySet<string>): InputItem[] {
+  const items: InputItem[] = [];
+  const content: OpenAI.Responses.ResponseInputContent[] = [];
+  for (const block of message.content) {
+    if (block.type === 'tool_result') items.push(toolResultItem(block, customCalls));
+    else if (block.type === 'text') content.push({ type: 'input_text', text: block.text });
+    else content.push(mediaPart(block));
+  }
+  if (content.length > 0) items.push({ role: 'user', content });
+  return items;
+}
+
+/**
+ * A tool result; images and documents the tool returned go in the output list beside the text
+ * (`function_call_output.output` accepts `input_text`, `input_image` and `input_file` parts).
+ */
+function toolResultItem(block: ToolResultBlock, customCalls: ReadonlySet<string>): InputItem {
+  const attachments = block.attachments ?? [];
+  const output =
+    attachments.length === 0
+      ? block.content
+      : [
+          ...(block.content === '' ? [] : [{ type: 'input_text' as const, text: block.content }]),
+          ...attachments.map(mediaPart),
+        ];
+  if (customCalls.has(block.toolUseId))
+    return { type: 'custom_tool_call_output', call_id: block.toolUseId, output };
+  return { type: 'function_call_output', call_id: block.toolUseId, output };
+}
+
+function mediaPart(
+  block: MediaBlock,
+): OpenAI.Responses.ResponseInputImage | OpenAI.Responses.ResponseInputFile {
+  const { source } = block;
+  if (block.type === 'image')
+    return {
+      type: 'input_image',
+      detail: 'auto',
+      image_url: source.type === 'url' ? source.url : `data:${source.mediaType};base64,${source.data}`,
+    };
+  if (source.type === 'url') return { type: 'input_file', file_url: source.url };
+  return {
+    type: 'input_file',
+    filename: block.title ?? defaultFilename(source.mediaType),
+    file_data: `data:${source.mediaType};base64,${source.data}`,
+  };
+}
+
+const defaultFilename = (mediaType: string) =>
+  mediaType === 'application/pdf'
+    ? 'document.pdf'
+    : mediaType.startsWith('text/')
+      ? 'document.txt'
+      : 'document';
+
+function assistantItems(message: AssistantMessage, customTools: ReadonlySet<string>): InputItem[] {
+  const items: InputItem[] = [];
+  let text: string | undefined;
+  const flushText = () => {
+    // Adjacent text blocks are one answer split by citations: they go back as one message.
+    if (text !== undefined) items.push({ role: 'assistant', content: text });
+    text = undefined;
+  };
+  for (const block of message.content) {
+    if (block.type === 'text') {
+      text = (text ?? '') + block.text;
+      continue;
+    }
+    flushText();
+    if (block.type === 'tool_use') items.push(toolCallItem(block, customTools));
+    else if (block.type === 'thinking' && block.provider === 'openai' && isItem(block.providerData))
+      items.push(block.providerData as unknown as InputItem);
+    else if (block.type === 'provider' && block.provider === 'openai')
+      items.push(block.raw as unknown as InputItem);
+    // Anthropic thinking, redacted thinking and assistant images have no Responses input form.
+  }
+  flushText();
+  return items;
+}
+
+function toolCallItem(
+  block: Extract<AssistantMessage['content'][number], { type: 'tool_use' }>,
+  customTools: ReadonlySet<string>,
+): InputItem {
+  if (customTools.has(block.name)) {
+    const given = (block.input as { input?: unknown } | undefined)?.input;
+    const input = block.inputText ?? (typeof given === 'string' ? given : JSON.stringify(block.input ?? ''));
+    return { type: 'custom_tool_call', call_id: block.id, name: block.name, input };
+  }
+  const args = block.inputText ?? JSON.stringify(block.input ?? {});
+  return { type: 'function_call', call_id: block.id, name: block.name, arguments: args };
+}
+
+const isItem = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The SDK's events, with what the SDK throws for in-stream failures turned into `StreamError`:
+ * an `error` event surfaces from the SDK as an `APIError` without a status, and a frame that is not
+ * JSON as a `SyntaxError`. Both are the provider's fault mid-stream, so `classifyError` must see them.
+ */
+async function* providerEvents(stream: AsyncIterable<unknown>): AsyncGenerator<OpenAIResponsesStreamEvent> {
+  try {
+    for await (const event of stream) yield event as OpenAIResponsesStreamEvent;
+  } catch (error) {
+    throw streamErrorOf(error) ?? error;
+  }
+}
+
+function streamErrorOf(error: unknown): StreamError | undefined {
+  if (error instanceof SyntaxError)
+    // A garbled frame is a bad upstream response (502), worth another attempt.
+    return new StreamError(
+      'malformed_event',
+      `the provider sent an event that is not JSON: ${error.message}`,
+      {
+        status: 502,
+      },
+    );
+  if (!(error instanceof Error)) return undefined;
+  const fields = error as Error & { status?: unknown; error?: unknown };
+  if (fields.status !== undefined || typeof fields.error !== 'object' || fields.error === null)
+    return undefined;
+  return openAIResponsesError(fields.error as { code?: unknown; type?: unknown; message?: unknown });
+}
