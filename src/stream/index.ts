@@ -2,6 +2,6 @@
 
 export * from './assemble-anthropic.js';
 export * from './assemble-openai.js';
+export * from './assemble-responses.js';
 export * from './parse-partial-json.js';
 export * from './stream-error.js';
-export * from './assemble-responses.js';
