@@ -94,12 +94,14 @@ interface Reading {
   model?: string;
   slots: Slot[];
   usage: AnthropicUsage;
+  /** The prefill `message_start` reported: the first internal iteration's. */
+  startPrefill: number;
   stopReason?: string;
   started: boolean;
   stopped: boolean;
 }
 
-const fresh = (): Reading => ({ slots: [], usage: {}, started: false, stopped: false });
+const fresh = (): Reading => ({ slots: [], usage: {}, startPrefill: 0, started: false, stopped: false });
 
 /**
  * Turns an Anthropic Messages stream into the loop's response, agreeing with the SDK's own
@@ -178,6 +180,8 @@ function start(
   // A message that arrives whole (programmatic tool calling) carries its stop reason already.
   if (typeof message.stop_reason === 'string') next.stopReason = message.stop_reason;
   mergeUsage(next.usage, message.usage ?? {});
+  const first = usageFrom(next.usage);
+  next.startPrefill = first.inputTokens + first.cacheReadTokens + first.cacheWriteTokens;
   // Programmatic tool calling sends finished tool calls inside message_start.
   for (const block of message.content ?? []) next.slots.push({ wire: { ...block }, closed: true });
   return next;
@@ -295,9 +299,9 @@ type UsageReading = Pick<ModelResponse, 'usage' | 'contextTokens' | 'additionalU
  * other models' iterations out), at its own model's price, and the context after the call is the
  * last conversational iteration's prefill plus its output, not the sum over iterations.
  */
-function usageOf(usage: AnthropicUsage, model: string | undefined): UsageReading {
+function usageOf(usage: AnthropicUsage, model: string | undefined, startPrefill: number): UsageReading {
   const iterations = Array.isArray(usage.iterations) ? usage.iterations : [];
-  if (iterations.length === 0) return { usage: usageFrom(usage) };
+  if (iterations.length === 0) return withoutIterations(usage, startPrefill);
   const own: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   const others = new Map<string, Usage>();
   for (const step of iterations) {
@@ -325,6 +329,26 @@ function usageOf(usage: AnthropicUsage, model: string | undefined): UsageReading
   }
   return reading;
 }
+
+/**
+ * Server tools without an `iterations` list: the top-level input is the sum of N+1 prefills for N
+ * server requests, each prefill the first (p₀, from `message_start`) plus what came before it. The
+ * sum less N·p₀ is exact for one request and above the last prefill for more (a budget errs safe),
+ * so that, plus the output, is the context after the call.
+ */
+function withoutIterations(usage: AnthropicUsage, startPrefill: number): UsageReading {
+  const billed = usageFrom(usage);
+  const requests = serverRequests(usage['server_tool_use']);
+  if (requests === 0 || startPrefill === 0) return { usage: billed };
+  const summed = billed.inputTokens + billed.cacheReadTokens + billed.cacheWriteTokens;
+  const last = Math.max(startPrefill, summed - requests * startPrefill);
+  return { usage: billed, contextTokens: last + billed.outputTokens };
+}
+
+const serverRequests = (counts: unknown) =>
+  typeof counts === 'object' && counts !== null
+    ? Object.values(counts).reduce((total: number, n) => total + count(n), 0)
+    : 0;
 
 function blockOf(slot: Slot): AssistantBlock {
   const wire = slot.wire;
@@ -391,7 +415,11 @@ function responseOf(reading: Reading): ModelResponse {
       : reading.stopReason === undefined
         ? 'other'
         : (stopReasons[reading.stopReason] ?? 'other');
-  const response: ModelResponse = { content, stopReason, ...usageOf(reading.usage, reading.model) };
+  const response: ModelResponse = {
+    content,
+    stopReason,
+    ...usageOf(reading.usage, reading.model, reading.startPrefill),
+  };
   if (reading.id !== undefined) response.id = reading.id;
   if (reading.model !== undefined) response.model = reading.model;
   return response;

@@ -98,11 +98,12 @@ async function account(
   state.lastModelId = reportedModel ?? state.lastModelId;
   // Priced by the id the provider reported (often dated), else by the name the call was made with.
   const price = setup.prices ? resolvePrice(setup.prices, reportedModel, prepared.model.name) : undefined;
-  const extra = reported ? additionalCost(state, response.additionalUsage) : { costUsd: 0, priced: true };
+  const extra: AdditionalCost = reported ? additionalCost(state, response.additionalUsage) : { costUsd: 0 };
   const callCost = (price ? costUsdOf(callUsage, price.price) : 0) + extra.costUsd;
   state.costUsd += callCost;
   const spend = setup.accountSpend;
-  const unpriced = price === undefined || !extra.priced ? await unpricedSpend(state) : undefined;
+  const unpriced =
+    price === undefined || extra.unpriced !== undefined ? await unpricedSpend(state) : undefined;
   if (spend && callCost > 0) {
     const added = await guard(
       'limiter',
@@ -138,7 +139,12 @@ async function account(
   }
   if (unpriced) {
     // Named as the call was made (as the before-call check names it), else as the provider reported.
-    const model = prepared.model.name.trim() ? prepared.model.name : (reportedModel ?? '');
+    const model =
+      price !== undefined && extra.unpriced !== undefined
+        ? extra.unpriced
+        : prepared.model.name.trim()
+          ? prepared.model.name
+          : (reportedModel ?? '');
     throw new LoopStop({ ...unpriced, unpriced: model }, 'during-call');
   }
   return { response, calls, text, prefillTokens };
@@ -152,17 +158,19 @@ async function account(
 const validCount = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
+interface AdditionalCost {
+  costUsd: number;
+  unpriced?: string;
+}
+
 /**
  * Tokens the call billed at other models' prices: added to usage and the bill, priced each by its
- * model. `priced` is false when a model has no price (the spend limit then fails closed).
+ * model. `unpriced` names a model without a price (the spend limit then fails closed).
  */
-function additionalCost(
-  state: LoopState,
-  additional: ModelResponse['additionalUsage'],
-): { costUsd: number; priced: boolean } {
-  if (!Array.isArray(additional)) return { costUsd: 0, priced: true };
+function additionalCost(state: LoopState, additional: ModelResponse['additionalUsage']): AdditionalCost {
+  if (!Array.isArray(additional)) return { costUsd: 0 };
   let costUsd = 0;
-  let priced = true;
+  let unpriced: string | undefined;
   for (const entry of additional) {
     let usage: Usage | undefined;
     try {
@@ -177,9 +185,9 @@ function additionalCost(
     const prices = state.setup.prices;
     const price = prices ? resolvePrice(prices, entry.model, entry.model) : undefined;
     if (price) costUsd += costUsdOf(usage, price.price);
-    else priced = false;
+    else unpriced ??= entry.model;
   }
-  return { costUsd, priced };
+  return unpriced === undefined ? { costUsd } : { costUsd, unpriced };
 }
 
 async function unpricedSpend(
