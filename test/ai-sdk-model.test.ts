@@ -404,7 +404,7 @@ describe('aiSdkModel with the AI SDK mock model (LanguageModelV4)', () => {
   // classifyError reads Retry-After from `headers` / `response.headers`; APICallError keeps them in
   // `responseHeaders`. Needed in src/resilience/classify-error.ts: headersOf() also reads
   // `value['responseHeaders']`. Remove `.fails` when it does.
-  it.fails('classifyError honours Retry-After from APICallError.responseHeaders', () => {
+  it('classifyError honours Retry-After from APICallError.responseHeaders', () => {
     const error = new APICallError({
       message: 'Too Many Requests',
       url: 'http://127.0.0.1/messages',

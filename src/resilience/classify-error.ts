@@ -203,7 +203,10 @@ function statusOf(value: Loose): number | undefined {
 }
 
 function headersOf(value: Loose): unknown {
-  return value['headers'] ?? (value['response'] as Loose | undefined)?.['headers'];
+  // The AI SDK's APICallError keeps them in `responseHeaders`.
+  return (
+    value['headers'] ?? value['responseHeaders'] ?? (value['response'] as Loose | undefined)?.['headers']
+  );
 }
 
 function header(headers: unknown, name: string): string | undefined {
