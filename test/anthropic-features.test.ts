@@ -381,3 +381,49 @@ describe('content the API requires back, through runAgent', () => {
     ).toThrow(/modelSettings\.topP: must be a number from 0 to 1/);
   });
 });
+
+describe('programmatic tool calling', () => {
+  it('a tool call made from code runs; the next request names the container and sends the call back with its caller', async () => {
+    const stream = recorded('vercel/anthropic/anthropic-programmatic-tool-calling.1.chunks.txt#2');
+    server = await startProviderServer([{ kind: 'raw', body: stream.sse }, answer('Rolled.')]);
+    const rolls: unknown[] = [];
+    const result = await runAgent({
+      model: anthropicModel(new Anthropic({ apiKey: 't', baseURL: server.url, maxRetries: 0 }), {
+        model: 'claude-sonnet-4-5-20250929',
+      }),
+      input: 'Play dice.',
+      tools: [
+        defineTool({
+          name: 'rollDie',
+          description: 'Roll a die.',
+          effect: 'read',
+          input: z.object({ player: z.string() }),
+          execute: (input) => {
+            rolls.push(input);
+            return 4;
+          },
+        }),
+      ],
+    });
+    expect(result.outcome).toEqual({ kind: 'answered', text: 'Rolled.' });
+    expect(rolls).toEqual([{ player: 'player2' }]);
+    const second = server.requests[1]?.body as {
+      container?: string;
+      messages: { content: Record<string, unknown>[] }[];
+    };
+    expect(second.container).toBe('container_011CWHPPTDTn1XufeRB9uHeH');
+    expect(second.messages[1]?.content).toEqual([
+      {
+        type: 'tool_use',
+        id: 'toolu_015dGLMbwBKv1ZRQr6KdJzeH',
+        name: 'rollDie',
+        input: { player: 'player2' },
+        caller: { type: 'code_execution_20250825', tool_id: 'srvtoolu_01MzSrFWsmzBdcoQkGWLyRjK' },
+      },
+    ]);
+    expect(second.messages[2]?.content[0]).toMatchObject({
+      type: 'tool_result',
+      tool_use_id: 'toolu_015dGLMbwBKv1ZRQr6KdJzeH',
+    });
+  });
+});

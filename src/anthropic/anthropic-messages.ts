@@ -85,7 +85,10 @@ function assistantParam(block: AssistantBlock): Param[] {
     case 'redacted_thinking':
       return ours(block.provider) ? [{ type: 'redacted_thinking', data: block.data }] : [];
     case 'provider':
-      return block.provider === 'anthropic' ? [block.raw as unknown as Param] : [];
+      // The container is a request field, not content: see containerOf.
+      return block.provider === 'anthropic' && block.kind !== 'container'
+        ? [block.raw as unknown as Param]
+        : [];
     default:
       return [];
   }
@@ -99,4 +102,18 @@ export function toAnthropicMessages(messages: readonly Message[]): Anthropic.Mes
         ? { role: 'user', content: message.content.flatMap(userParam) }
         : { role: 'assistant', content: message.content.flatMap(assistantParam) },
   );
+}
+
+/** The id of the latest code-execution container the conversation ran in, for the `container` field. */
+export function containerOf(messages: readonly Message[]): string | undefined {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const message = messages[at];
+    if (message?.role !== 'assistant') continue;
+    for (const block of message.content)
+      if (block.type === 'provider' && block.provider === 'anthropic' && block.kind === 'container') {
+        const id = block.raw['id'];
+        if (typeof id === 'string') return id;
+      }
+  }
+  return undefined;
 }

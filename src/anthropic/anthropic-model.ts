@@ -13,7 +13,7 @@ import {
   type AssembleOptions,
   assembleAnthropicStream,
 } from '../stream/assemble-anthropic.js';
-import { toAnthropicMessages } from './anthropic-messages.js';
+import { containerOf, toAnthropicMessages } from './anthropic-messages.js';
 
 export { toAnthropicMessages } from './anthropic-messages.js';
 
@@ -113,6 +113,8 @@ export function anthropicParams(request: ModelRequest, options: AnthropicModelOp
     stream: true,
   };
   if (request.system !== '') params.system = request.system;
+  const container = containerOf(request.messages);
+  if (container !== undefined) params.container = container;
   if (request.tools.length > 0) {
     params.tools = request.tools.map((tool) => ({
       name: tool.name,

@@ -20,6 +20,7 @@ export type AnthropicStreamEvent =
         usage?: AnthropicUsage;
         content?: Fields[];
         stop_reason?: string | null;
+        container?: unknown;
       };
     }
   | { type: 'content_block_start'; index: number; content_block: { type: string; [key: string]: unknown } }
@@ -96,6 +97,8 @@ interface Reading {
   usage: AnthropicUsage;
   /** The prefill `message_start` reported: the first internal iteration's. */
   startPrefill: number;
+  /** The code-execution container the message ran in (`message_start`, updated by `message_delta`). */
+  container?: Fields;
   stopReason?: string;
   started: boolean;
   stopped: boolean;
@@ -152,6 +155,7 @@ function apply(reading: Reading, event: AnthropicStreamEvent, options: AssembleO
       return reading;
     case 'message_delta':
       if (event.delta?.stop_reason) reading.stopReason = event.delta.stop_reason;
+      if (isFields(event.delta?.['container'])) reading.container = event.delta['container'];
       mergeUsage(reading.usage, event.usage ?? {});
       return reading;
     case 'message_stop':
@@ -177,6 +181,7 @@ function start(
   next.started = true;
   if (message.id !== undefined) next.id = message.id;
   if (message.model !== undefined) next.model = message.model;
+  if (isFields(message.container)) next.container = message.container;
   // A message that arrives whole (programmatic tool calling) carries its stop reason already.
   if (typeof message.stop_reason === 'string') next.stopReason = message.stop_reason;
   mergeUsage(next.usage, message.usage ?? {});
@@ -270,6 +275,9 @@ function mergeUsage(into: AnthropicUsage, more: Partial<AnthropicUsage>) {
   for (const [key, value] of Object.entries(more))
     if (value !== null && value !== undefined) into[key] = value;
 }
+
+const isFields = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const count = (value: unknown) =>
   typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
@@ -415,6 +423,15 @@ function responseOf(reading: Reading): ModelResponse {
       : reading.stopReason === undefined
         ? 'other'
         : (stopReasons[reading.stopReason] ?? 'other');
+  // The container goes with the transcript, so the next request can name it (programmatic tool
+  // calling needs the same container); the adapter sends it as `container`, not as a block.
+  if (reading.container)
+    content.push({
+      type: 'provider',
+      provider: 'anthropic',
+      kind: 'container',
+      raw: reading.container as Record<string, JsonValue>,
+    });
   const response: ModelResponse = {
     content,
     stopReason,
