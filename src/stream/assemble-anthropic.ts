@@ -1,5 +1,5 @@
 import type { AssistantBlock, JsonValue } from '../model/content.js';
-import type { ModelResponse, StopReason, Usage } from '../model/model.js';
+import type { ModelResponse, StopReason } from '../model/model.js';
 import { type AnthropicUsage, isFields, mergeUsage, usageFrom, usageOf } from './anthropic-usage.js';
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
 import { isProviderError, StreamError } from './stream-error.js';

@@ -1,5 +1,4 @@
-import type { AssistantBlock, JsonValue } from '../model/content.js';
-import type { ModelResponse, StopReason, Usage } from '../model/model.js';
+import type { ModelResponse } from '../model/model.js';
 import type { AssembleOptions } from './assemble-anthropic.js';
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
 import { blockOf, stopReasonOf, usageOf } from './responses-output.js';
