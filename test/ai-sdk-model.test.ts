@@ -5,13 +5,23 @@ import {
   type LanguageModelV4StreamPart,
   type LanguageModelV4Usage,
 } from '@ai-sdk/provider';
+import Anthropic from '@anthropic-ai/sdk';
 import { jsonSchema, simulateReadableStream, streamText, tool } from 'ai';
 import { MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { aiSdkModel } from '../src/ai-sdk/index.js';
+import { anthropicModel } from '../src/anthropic/index.js';
 import { isConfigurationError } from '../src/errors/index.js';
-import { defineTool, type Message, type ModelRequest, runAgent } from '../src/index.js';
+import {
+  defineTool,
+  type Message,
+  type Model,
+  type ModelRequest,
+  type ModelSettings,
+  runAgent,
+} from '../src/index.js';
+import { toResponsesInput } from '../src/openai/index.js';
 import { classifyError } from '../src/resilience/index.js';
 import { StreamError } from '../src/stream/index.js';
 import { type Reply, startProviderServer } from './support/provider-server.js';
@@ -324,12 +334,8 @@ describe('aiSdkModel with the AI SDK mock model (LanguageModelV4)', () => {
       { type: 'text', text: 'Calling.' },
       { type: 'tool_use', id: 'call_1', name: 'weather', input: undefined, inputText: '{"city":"Pa' },
     ]);
-    expect(response.usage).toEqual({
-      inputTokens: 0,
-      outputTokens: 0,
-      cacheReadTokens: 0,
-      cacheWriteTokens: 0,
-    });
+    // No finish, so no usage: the loop bills its estimate, never zero.
+    expect(response.usage).toBeUndefined();
   });
 
   it('a stream that fails after output keeps what arrived, interrupted; one that fails before anything throws', async () => {
@@ -725,6 +731,65 @@ const anthropicAt = (url: string) => createAnthropic({ baseURL: url, apiKey: 'te
 const toolsFor = (names: string[]) =>
   names.map((name) => ({ name, description: `${name}.`, inputSchema: { type: 'object' } }));
 
+/** An Anthropic turn: signed thinking, then a weather call. */
+const thinkingToolTurn: Reply = {
+  kind: 'sse',
+  format: 'anthropic',
+  events: [
+    {
+      type: 'message_start',
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [],
+        stop_reason: null,
+        usage: {
+          input_tokens: 90,
+          cache_read_input_tokens: 400,
+          cache_creation_input_tokens: 0,
+          output_tokens: 1,
+        },
+      },
+    },
+    {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'thinking', thinking: '', signature: '' },
+    },
+    {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'thinking_delta', thinking: 'Need the weather.' },
+    },
+    {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'signature_delta', signature: 'sig-weather' },
+    },
+    { type: 'content_block_stop', index: 0 },
+    {
+      type: 'content_block_start',
+      index: 1,
+      content_block: { type: 'tool_use', id: 'toolu_1', name: 'weather', input: {} },
+    },
+    {
+      type: 'content_block_delta',
+      index: 1,
+      delta: { type: 'input_json_delta', partial_json: '{"location": "San' },
+    },
+    {
+      type: 'content_block_delta',
+      index: 1,
+      delta: { type: 'input_json_delta', partial_json: ' Francisco"}' },
+    },
+    { type: 'content_block_stop', index: 1 },
+    { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 40 } },
+    { type: 'message_stop' },
+  ],
+};
+
 describe('aiSdkModel over @ai-sdk/anthropic, on recorded Anthropic streams, agrees with streamText', () => {
   it.each([
     ['anthropic-text.chunks.txt', []],
@@ -890,63 +955,6 @@ describe('aiSdkModel over @ai-sdk/anthropic, on recorded Anthropic streams, agre
   });
 
   it('runAgent end to end: thinking and a tool call, the tool runs, the second request holds the result and the signature', async () => {
-    const thinkingToolTurn: Reply = {
-      kind: 'sse',
-      format: 'anthropic',
-      events: [
-        {
-          type: 'message_start',
-          message: {
-            id: 'msg_1',
-            type: 'message',
-            role: 'assistant',
-            model: 'claude-sonnet-4-5',
-            content: [],
-            stop_reason: null,
-            usage: {
-              input_tokens: 90,
-              cache_read_input_tokens: 400,
-              cache_creation_input_tokens: 0,
-              output_tokens: 1,
-            },
-          },
-        },
-        {
-          type: 'content_block_start',
-          index: 0,
-          content_block: { type: 'thinking', thinking: '', signature: '' },
-        },
-        {
-          type: 'content_block_delta',
-          index: 0,
-          delta: { type: 'thinking_delta', thinking: 'Need the weather.' },
-        },
-        {
-          type: 'content_block_delta',
-          index: 0,
-          delta: { type: 'signature_delta', signature: 'sig-weather' },
-        },
-        { type: 'content_block_stop', index: 0 },
-        {
-          type: 'content_block_start',
-          index: 1,
-          content_block: { type: 'tool_use', id: 'toolu_1', name: 'weather', input: {} },
-        },
-        {
-          type: 'content_block_delta',
-          index: 1,
-          delta: { type: 'input_json_delta', partial_json: '{"location": "San' },
-        },
-        {
-          type: 'content_block_delta',
-          index: 1,
-          delta: { type: 'input_json_delta', partial_json: ' Francisco"}' },
-        },
-        { type: 'content_block_stop', index: 1 },
-        { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 40 } },
-        { type: 'message_stop' },
-      ],
-    };
     const server = await startProviderServer([
       thinkingToolTurn,
       { kind: 'raw', body: recorded('anthropic-text.chunks.txt').sse },
@@ -1007,5 +1015,334 @@ describe('aiSdkModel over @ai-sdk/anthropic, on recorded Anthropic streams, agre
     } finally {
       await server.close();
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Switching models mid-run: blocks one adapter made must reach another adapter only in a shape it sends.
+
+/** Content block types this conversation may send to the Messages API. */
+const messagesApiBlockTypes = new Set(['text', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result']);
+
+const weatherTool = () =>
+  defineTool({
+    name: 'weather',
+    description: 'Current weather.',
+    effect: 'read',
+    input: z.object({ location: z.string() }),
+    execute: () => ({ temperatureC: 14 }),
+  });
+
+/** Routes the first call to `first` and every later one to `then`. */
+const switchAfterFirstCall = (then: () => Model) => {
+  let calls = 0;
+  return () => (calls++ === 0 ? undefined : { model: then() });
+};
+
+const nativeAnthropicAt = (url: string) =>
+  anthropicModel(new Anthropic({ apiKey: 't', baseURL: url, maxRetries: 0 }), { model: 'claude-sonnet-4-5' });
+
+describe('switching between aiSdkModel and the native adapters mid-run', () => {
+  it('@ai-sdk/anthropic then anthropicModel: the second request holds Messages API blocks only, and the signed thinking', async () => {
+    const server = await startProviderServer([
+      thinkingToolTurn,
+      { kind: 'raw', body: recorded('anthropic-text.chunks.txt').sse },
+    ]);
+    try {
+      const result = await runAgent({
+        model: aiSdkModel(anthropicAt(server.url), { settings: { thinking: { budgetTokens: 1_024 } } }),
+        prepareStep: switchAfterFirstCall(() => nativeAnthropicAt(server.url)),
+        input: 'Weather in San Francisco?',
+        tools: [weatherTool()],
+      });
+      expect(result.outcome.kind).toBe('answered');
+      // The AI SDK turn kept its own parts (Anthropic's message_start marker among them).
+      const turn = result.messages[1];
+      expect(turn?.content).toContainEqual(expect.objectContaining({ type: 'provider', kind: 'custom' }));
+
+      const second = server.requests[1]?.body as {
+        messages: { role: string; content: { type: string }[] }[];
+      };
+      expect(JSON.stringify(second)).not.toMatch(/providerOptions|"custom"|anthropic\.message_start/);
+      const types = second.messages.flatMap((message) => message.content.map((block) => block.type));
+      expect(types.filter((type) => !messagesApiBlockTypes.has(type))).toEqual([]);
+      expect(second.messages[1]).toEqual({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'Need the weather.', signature: 'sig-weather' },
+          { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { location: 'San Francisco' } },
+        ],
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('anthropicModel then @ai-sdk/anthropic: the signed thinking and the call go over, server-tool wire blocks do not', async () => {
+    const nativeTurn: Reply = {
+      kind: 'sse',
+      format: 'anthropic',
+      events: [
+        {
+          type: 'message_start',
+          message: {
+            id: 'msg_n',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-sonnet-4-5',
+            content: [],
+            stop_reason: null,
+            usage: { input_tokens: 50, output_tokens: 1 },
+          },
+        },
+        {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'thinking', thinking: '', signature: '' },
+        },
+        {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'thinking_delta', thinking: 'Search first.' },
+        },
+        {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'signature_delta', signature: 'sig-native' },
+        },
+        { type: 'content_block_stop', index: 0 },
+        {
+          type: 'content_block_start',
+          index: 1,
+          content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+        },
+        {
+          type: 'content_block_delta',
+          index: 1,
+          delta: { type: 'input_json_delta', partial_json: '{"query":"weather"}' },
+        },
+        { type: 'content_block_stop', index: 1 },
+        {
+          type: 'content_block_start',
+          index: 2,
+          content_block: { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+        },
+        { type: 'content_block_stop', index: 2 },
+        {
+          type: 'content_block_start',
+          index: 3,
+          content_block: { type: 'tool_use', id: 'toolu_n', name: 'weather', input: {} },
+        },
+        {
+          type: 'content_block_delta',
+          index: 3,
+          delta: { type: 'input_json_delta', partial_json: '{"location":"Paris"}' },
+        },
+        { type: 'content_block_stop', index: 3 },
+        { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 30 } },
+        { type: 'message_stop' },
+      ],
+    };
+    const server = await startProviderServer([
+      nativeTurn,
+      { kind: 'raw', body: recorded('anthropic-text.chunks.txt').sse },
+    ]);
+    try {
+      const result = await runAgent({
+        model: nativeAnthropicAt(server.url),
+        prepareStep: switchAfterFirstCall(() => aiSdkModel(anthropicAt(server.url))),
+        input: 'Weather in Paris?',
+        tools: [weatherTool()],
+      });
+      expect(result.outcome.kind).toBe('answered');
+      expect(result.messages[1]?.content).toContainEqual(
+        expect.objectContaining({ type: 'provider', provider: 'anthropic', kind: 'server_tool_use' }),
+      );
+
+      const second = server.requests[1]?.body as {
+        messages: { role: string; content: { type: string }[] }[];
+      };
+      const types = second.messages.flatMap((message) => message.content.map((block) => block.type));
+      expect(types.filter((type) => !messagesApiBlockTypes.has(type))).toEqual([]);
+      expect(second.messages[1]).toEqual({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'Search first.', signature: 'sig-native' },
+          { type: 'tool_use', id: 'toolu_n', name: 'weather', input: { location: 'Paris' } },
+        ],
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('@ai-sdk/openai blocks are tagged ai-sdk:openai: openAIResponsesModel sends none of them, the AI SDK model gets them back', async () => {
+    const model = mock(
+      [
+        { type: 'reasoning-start', id: 'rs_1', providerMetadata: { openai: { itemId: 'rs_1' } } },
+        { type: 'reasoning-delta', id: 'rs_1', delta: 'Plan.' },
+        {
+          type: 'reasoning-end',
+          id: 'rs_1',
+          providerMetadata: { openai: { itemId: 'rs_1', reasoningEncryptedContent: 'enc' } },
+        },
+        {
+          type: 'tool-call',
+          toolCallId: 'ws_1',
+          toolName: 'web_search',
+          input: '{}',
+          providerExecuted: true,
+          providerMetadata: { openai: { itemId: 'ws_1' } },
+        },
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: 'Sunny.' },
+        { type: 'text-end', id: 't' },
+        finish('stop'),
+      ],
+      'openai.responses',
+    );
+    const response = await aiSdkModel(model).generate(ask());
+    expect(response.content.map((block) => ('provider' in block ? block.provider : block.type))).toEqual([
+      'ai-sdk:openai',
+      'ai-sdk:openai',
+      'text',
+    ]);
+    const messages: Message[] = [...ask().messages, { role: 'assistant', content: response.content }];
+
+    expect(toResponsesInput(messages)).toEqual([
+      { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+      { role: 'assistant', content: 'Sunny.' },
+    ]);
+    await aiSdkModel(model).generate(ask({ messages }));
+    expect(model.doStreamCalls[1]?.prompt[1]?.content).toEqual([
+      {
+        type: 'reasoning',
+        text: 'Plan.',
+        providerOptions: { openai: { itemId: 'rs_1', reasoningEncryptedContent: 'enc' } },
+      },
+      {
+        type: 'tool-call',
+        toolCallId: 'ws_1',
+        toolName: 'web_search',
+        input: {},
+        providerExecuted: true,
+        providerOptions: { openai: { itemId: 'ws_1' } },
+      },
+      { type: 'text', text: 'Sunny.' },
+    ]);
+  });
+
+  it('a provider block another AI SDK provider made stays out of the request', async () => {
+    const model = mock([finish('stop')], 'anthropic.messages');
+    const foreign = { type: 'custom', kind: 'openai.marker' } as const;
+    await aiSdkModel(model).generate(
+      ask({
+        messages: [
+          ...ask().messages,
+          {
+            role: 'assistant',
+            content: [
+              { type: 'provider', provider: 'ai-sdk:openai', kind: 'custom', raw: foreign },
+              // What the native Anthropic adapter made is wire format, not an AI SDK part.
+              { type: 'provider', provider: 'anthropic', kind: 'custom', raw: foreign },
+              { type: 'text', text: 'a' },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(model.doStreamCalls[0]?.prompt[1]?.content).toEqual([{ type: 'text', text: 'a' }]);
+  });
+});
+
+describe('settings the AI SDK path would send wrong, or drop, are ConfigurationErrors', () => {
+  const threeMessages: Message[] = [
+    { role: 'user', content: [{ type: 'text', text: 'one' }] },
+    { role: 'assistant', content: [{ type: 'text', text: 'two' }] },
+    { role: 'user', content: [{ type: 'text', text: 'three' }] },
+  ];
+  const oneTool = [{ name: 'a', description: 'A.', inputSchema: { type: 'object' } }];
+
+  it.each([
+    [{ cache: { messages: [99] } }, undefined, 'settings.cache.messages', /no message at index 99/],
+    [{ cache: { messages: [-1] } }, undefined, 'settings.cache.messages', /array of message indices/],
+    [
+      { cache: { messages: [0, 1, 2] } },
+      undefined,
+      'settings.cache.messages',
+      /at most 4 cache breakpoints.*2 are on system and tools/,
+    ],
+    [
+      { thinking: { budgetTokens: -5 } },
+      undefined,
+      'settings.thinking.budgetTokens',
+      /whole number of tokens ≥ 1/,
+    ],
+    [{ thinking: { budgetTokens: 1_500.5 } }, undefined, 'settings.thinking.budgetTokens', /whole number/],
+    [
+      { thinking: { budgetTokens: 2_000 } },
+      2_000,
+      'settings.thinking.budgetTokens',
+      /less than maxOutputTokens/,
+    ],
+  ] as const)('Anthropic %j (maxOutputTokens %s): %s', async (settings, maxOutputTokens, option, message) => {
+    const model = mock([finish('stop')], 'anthropic.messages');
+    const error = await aiSdkModel(model)
+      .generate(
+        ask({
+          system: 'Sys.',
+          messages: threeMessages,
+          tools: oneTool,
+          settings: settings as ModelSettings,
+          ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+        }),
+      )
+      .catch((caught: unknown) => caught);
+    expect(isConfigurationError(error)).toBe(true);
+    expect(error).toMatchObject({ option, message: expect.stringMatching(message) });
+    expect(model.doStreamCalls).toHaveLength(0);
+  });
+
+  it('four breakpoints fit; a budget under maxOutputTokens is sent', async () => {
+    const model = mock([finish('stop')], 'anthropic.messages');
+    await aiSdkModel(model).generate(
+      ask({
+        system: 'Sys.',
+        messages: threeMessages,
+        tools: oneTool,
+        maxOutputTokens: 2_000,
+        settings: { cache: { messages: [0, 2] }, thinking: { budgetTokens: 1_024 } },
+      }),
+    );
+    const call = model.doStreamCalls[0] as LanguageModelV4CallOptions;
+    expect(call.prompt.map((message) => message.providerOptions !== undefined)).toEqual([
+      true,
+      true,
+      false,
+      true,
+    ]);
+    expect(call.providerOptions?.['anthropic']?.['thinking']).toEqual({
+      type: 'enabled',
+      budgetTokens: 1_024,
+    });
+  });
+
+  it('a breakpoint on a message that sends nothing here goes on the message before it (the same prefix)', async () => {
+    const model = mock([finish('stop')], 'anthropic.messages');
+    await aiSdkModel(model).generate(
+      ask({
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'one' }] },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: 'o', provider: 'openai' }] },
+          { role: 'user', content: [{ type: 'text', text: 'three' }] },
+        ],
+        settings: { cache: { messages: [1] } },
+      }),
+    );
+    const call = model.doStreamCalls[0] as LanguageModelV4CallOptions;
+    expect(call.prompt.map((message) => message.providerOptions)).toEqual([
+      { anthropic: { cacheControl: { type: 'ephemeral' } } },
+      undefined,
+    ]);
   });
 });

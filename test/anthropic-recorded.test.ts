@@ -154,8 +154,8 @@ function expectIterationUsage(name: string, ours: ModelResponse, iterations: Ite
   const sum = (pick: (step: Iteration) => number | undefined) =>
     iterations.reduce((total, step) => total + (pick(step) ?? 0), 0);
   const all = [ours.usage, ...(ours.additionalUsage ?? []).map((entry) => entry.usage)];
-  const ourSum = (pick: (usage: ModelResponse['usage']) => number) =>
-    all.reduce((total, u) => total + pick(u), 0);
+  const ourSum = (pick: (usage: NonNullable<ModelResponse['usage']>) => number) =>
+    all.reduce((total, u) => total + (u ? pick(u) : 0), 0);
   expect(
     ourSum((u) => u.inputTokens),
     `${name}: billed input`,

@@ -136,6 +136,13 @@ const openaiText: Reply = {
       model: 'gpt-test',
       choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
     },
+    {
+      id: 'c2',
+      object: 'chat.completion.chunk',
+      model: 'gpt-test',
+      choices: [],
+      usage: { prompt_tokens: 200, completion_tokens: 3 },
+    },
   ],
 };
 
@@ -196,7 +203,7 @@ describe.each(providers)(
         });
         expect(result.outcome).toEqual({ kind: 'answered', text: 'Sent.' });
         expect(sent).toEqual([JSON.parse(toolJson)]);
-        expect(result.usage.inputTokens).toBe(90 + (provider.name === 'anthropic' ? 200 : 0));
+        expect(result.usage.inputTokens).toBe(90 + 200);
         const second = JSON.stringify(server.requests[1]?.body);
         expect(second).toContain(
           provider.name === 'anthropic' ? '"tool_use_id":"toolu_1"' : '"tool_call_id":"call_1"',

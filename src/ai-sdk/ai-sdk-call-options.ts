@@ -7,6 +7,7 @@ import type {
 } from '@ai-sdk/provider';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { ModelRequest, ModelSettings, ToolChoice } from '../model/model.js';
+import { placeAnthropicBreakpoints } from './anthropic-cache-breakpoints.js';
 import { toAiSdkPrompt } from './to-ai-sdk-prompt.js';
 
 /** The part of a language model the call options depend on. */
@@ -75,6 +76,7 @@ export function aiSdkCallOptions(
   } else if (thinking !== undefined) {
     if (thinking.budgetTokens !== undefined) {
       if (family !== 'anthropic') throw unmapped('settings.thinking.budgetTokens', 'A thinking budget');
+      checkAnthropicBudget(thinking.budgetTokens, request.maxOutputTokens);
       set({ thinking: { type: 'enabled', budgetTokens: thinking.budgetTokens } });
     }
     if (thinking.effort !== undefined) {
@@ -95,21 +97,12 @@ export function aiSdkCallOptions(
     if (family === 'anthropic') {
       if (cache.key !== undefined)
         throw new ConfigurationError('settings.cache.key', 'Anthropic has no prompt cache key');
-      const breakpoint = {
-        [providerKey]: { cacheControl: { type: 'ephemeral', ...(cache.ttl ? { ttl: cache.ttl } : {}) } },
-      };
-      const system = prompt[0];
-      if ((cache.system ?? true) && system?.role === 'system') system.providerOptions = breakpoint;
-      const lastTool = tools?.[tools.length - 1];
-      if ((cache.tools ?? true) && lastTool) lastTool.providerOptions = breakpoint;
-      // A breakpoint on a reins message goes on the last AI SDK message it became.
-      const marked =
-        cache.messages === 'last'
-          ? new Set([request.messages.length - 1])
-          : new Set(Array.isArray(cache.messages) ? cache.messages : []);
-      prompt.forEach((message, at) => {
-        const origin = origins[at] as number;
-        if (marked.has(origin) && origins[at + 1] !== origin) message.providerOptions = breakpoint;
+      placeAnthropicBreakpoints(cache, {
+        prompt,
+        origins,
+        tools,
+        messageCount: request.messages.length,
+        providerKey,
       });
     } else if (family === 'openai') {
       // OpenAI caches every long prefix itself: breakpoints have nothing to mark; the key routes.
@@ -122,6 +115,19 @@ export function aiSdkCallOptions(
   const providerOptions = mergeProviderOptions(mapped, settings.providerOptions);
   if (Object.keys(providerOptions).length > 0) call.providerOptions = providerOptions;
   return call;
+}
+
+/**
+ * The native Anthropic adapter's limits on a thinking budget, so a setting means the same on both
+ * paths: a whole number of at least 1,024 (the API's minimum), under `maxOutputTokens` when the
+ * request sets one. (The AI SDK sends `max_tokens` as `maxOutputTokens` plus the budget.)
+ */
+function checkAnthropicBudget(budgetTokens: number, maxOutputTokens: number | undefined) {
+  const fail = (message: string) => new ConfigurationError('settings.thinking.budgetTokens', message);
+  if (!Number.isInteger(budgetTokens) || budgetTokens < 1_024)
+    throw fail(`must be a whole number of at least 1,024, got ${budgetTokens}`);
+  if (maxOutputTokens !== undefined && budgetTokens >= maxOutputTokens)
+    throw fail(`must be less than maxOutputTokens (${maxOutputTokens})`);
 }
 
 function familyOf(providerKey: string): 'anthropic' | 'openai' | undefined {

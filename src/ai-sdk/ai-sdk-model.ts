@@ -1,12 +1,7 @@
 import type { LanguageModelV3, LanguageModelV4 } from '@ai-sdk/provider';
 import { ConfigurationError } from '../errors/reins-error.js';
-import {
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  type ModelSettings,
-  mergeSettings,
-} from '../model/model.js';
+import { callSettings } from '../model/check-settings.js';
+import type { Model, ModelRequest, ModelResponse, ModelSettings } from '../model/model.js';
 import type { AssembleOptions } from '../stream/assemble-anthropic.js';
 import { aiSdkCallOptions, providerKeyOf } from './ai-sdk-call-options.js';
 import { type AiSdkStreamPart, assembleAiSdkStream } from './assemble-ai-sdk-stream.js';
@@ -50,7 +45,7 @@ export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions
   return {
     name: options.name ?? model.modelId,
     async generate(request: ModelRequest): Promise<ModelResponse> {
-      const call = aiSdkCallOptions(model, request, mergeSettings(options.settings, request.settings));
+      const call = aiSdkCallOptions(model, request, callSettings(options.settings, request.settings));
       const result =
         model.specificationVersion === 'v4'
           ? await model.doStream(call)

@@ -10,12 +10,16 @@ import type { ModelResponse, StopReason, Usage } from '../model/model.js';
 import type { AssembleOptions } from '../stream/assemble-anthropic.js';
 import { createPartialJsonParser, type PartialJsonParser } from '../stream/parse-partial-json.js';
 import { StreamError } from '../stream/stream-error.js';
+import { providerBlockTag, thinkingBlockTag } from './block-provider.js';
 
 /** A stream part of either specification (V3's are a subset of V4's, but for the finish reason). */
 export type AiSdkStreamPart = LanguageModelV4StreamPart | LanguageModelV3StreamPart;
 
 export interface AssembleAiSdkOptions extends AssembleOptions {
-  /** The provider's `providerOptions` key (`anthropic`), recorded on thinking and provider blocks. */
+  /**
+   * The provider's `providerOptions` key (`anthropic`): thinking and provider blocks are tagged
+   * with it (see block-provider.ts) and read their metadata under it.
+   */
   providerKey: string;
   /** Stops reading when aborted: the abort is thrown, not read as a dropped connection. */
   signal?: AbortSignal;
@@ -59,8 +63,9 @@ export async function assembleAiSdkStream(
   let finish: { finishReason: LanguageModelV4FinishReason | string; usage: LanguageModelV4Usage } | undefined;
   let id: string | undefined;
   let model: string | undefined;
+  const providerTag = providerBlockTag(options.providerKey);
   const provider = (block: Omit<Extract<AssistantBlock, { type: 'provider' }>, 'type' | 'provider'>) =>
-    entries.push({ kind: 'done', block: { type: 'provider', provider: options.providerKey, ...block } });
+    entries.push({ kind: 'done', block: { type: 'provider', provider: providerTag, ...block } });
   const entryOf = <K extends Entry['kind']>(
     key: string,
     kind: K,
@@ -155,7 +160,7 @@ export async function assembleAiSdkStream(
           const block: AssistantBlock = part.providerExecuted
             ? {
                 type: 'provider',
-                provider: options.providerKey,
+                provider: providerTag,
                 kind: 'tool-call',
                 raw: jsonOf({
                   type: 'tool-call',
@@ -260,7 +265,9 @@ export async function assembleAiSdkStream(
   }
   let stopReason: StopReason = finish === undefined ? 'interrupted' : stopReasonOf(finish.finishReason);
   if (cutOff && stopReason !== 'max_tokens') stopReason = 'interrupted';
-  const response: ModelResponse = { content, stopReason, usage: usageOf(finish?.usage) };
+  const response: ModelResponse = { content, stopReason };
+  const usage = usageOf(finish?.usage);
+  if (usage) response.usage = usage;
   if (id !== undefined) response.id = id;
   if (model !== undefined) response.model = model;
   return response;
@@ -277,9 +284,10 @@ function parsedInput(text: string): { input: unknown; inputText?: string } {
 
 function reasoningBlock(entry: Extract<Entry, { kind: 'reasoning' }>, providerKey: string): AssistantBlock {
   const own = entry.metadata[providerKey] ?? {};
+  const provider = thinkingBlockTag(providerKey);
   if (typeof own['redactedData'] === 'string')
-    return { type: 'redacted_thinking', data: own['redactedData'], provider: providerKey };
-  const block: AssistantBlock = { type: 'thinking', thinking: entry.text, provider: providerKey };
+    return { type: 'redacted_thinking', data: own['redactedData'], provider };
+  const block: AssistantBlock = { type: 'thinking', thinking: entry.text, provider };
   if (typeof own['signature'] === 'string') block.signature = own['signature'];
   if (Object.keys(entry.metadata).length > 0)
     block.providerData = { providerMetadata: jsonOf(entry.metadata) as { [key: string]: JsonValue } };
@@ -297,9 +305,17 @@ function stopReasonOf(reason: LanguageModelV4FinishReason | string): StopReason 
  * `noCache`, else the total less cache reads and writes), cache reads and writes apart, reasoning
  * shown (already inside `outputTokens`).
  */
-export function usageOf(usage: LanguageModelV4Usage | undefined): Usage {
+export function usageOf(usage: LanguageModelV4Usage | undefined): Usage | undefined {
   const input = usage?.inputTokens;
   const output = usage?.outputTokens;
+  // A provider that reported no counts at all: the loop estimates rather than billing zero.
+  if (
+    input?.total === undefined &&
+    input?.noCache === undefined &&
+    output?.total === undefined &&
+    output?.text === undefined
+  )
+    return undefined;
   const cacheReadTokens = input?.cacheRead ?? 0;
   const cacheWriteTokens = input?.cacheWrite ?? 0;
   const result: Usage = {

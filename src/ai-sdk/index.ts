@@ -5,5 +5,6 @@
 export * from './ai-sdk-call-options.js';
 export * from './ai-sdk-model.js';
 export * from './assemble-ai-sdk-stream.js';
+export * from './block-provider.js';
 export * from './to-ai-sdk-prompt.js';
 export * from './to-v3-call-options.js';

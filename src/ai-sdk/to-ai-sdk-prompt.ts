@@ -17,6 +17,7 @@ import type {
   ToolResultBlock,
   UserBlock,
 } from '../model/content.js';
+import { providerBlockTag, thinkingBlockTag } from './block-provider.js';
 
 type UserPart = Extract<LanguageModelV4Message, { role: 'user' }>['content'][number];
 type AssistantPart = Extract<LanguageModelV4Message, { role: 'assistant' }>['content'][number];
@@ -145,20 +146,23 @@ function assistantParts(block: AssistantBlock, providerKey: string): AssistantPa
       return [{ type: 'tool-call', toolCallId: block.id, toolName: block.name, input: block.input ?? {} }];
     case 'thinking': {
       // Another provider's reasoning cannot be verified by this one; it stays out of the request.
-      if (block.provider !== undefined && block.provider !== providerKey) return [];
+      if (block.provider !== undefined && block.provider !== thinkingBlockTag(providerKey)) return [];
       const providerOptions = thinkingOptionsOf(block.providerData, block.signature, providerKey);
       return [{ type: 'reasoning', text: block.thinking, ...(providerOptions ? { providerOptions } : {}) }];
     }
     case 'redacted_thinking':
-      if (block.provider !== undefined && block.provider !== providerKey) return [];
+      if (block.provider !== undefined && block.provider !== thinkingBlockTag(providerKey)) return [];
       return [
         { type: 'reasoning', text: '', providerOptions: { [providerKey]: { redactedData: block.data } } },
       ];
     case 'image':
       return [filePartOf(block)];
     case 'provider':
-      // Kept in the prompt's own part shape when it was read (see assemble-ai-sdk-stream.ts).
-      return block.provider === providerKey && replayableKinds.has(block.kind) ? [partOf(block.raw)] : [];
+      // Kept in the prompt's own part shape when it was read (see assemble-ai-sdk-stream.ts); a native
+      // adapter's blocks (`anthropic`, `openai`) are wire blocks, not parts, and stay out.
+      return block.provider === providerBlockTag(providerKey) && replayableKinds.has(block.kind)
+        ? [partOf(block.raw)]
+        : [];
   }
 }
 

@@ -94,14 +94,36 @@ function assistantParam(block: AssistantBlock): Param[] {
   }
 }
 
-/** reins messages in the Messages API's shape. */
+/**
+ * reins messages in the Messages API's shape. An assistant turn left with nothing Anthropic can
+ * read (all of it another provider's reasoning) is dropped, since the API rejects empty content, and
+ * the user turns around it are joined.
+ */
 export function toAnthropicMessages(messages: readonly Message[]): Anthropic.MessageParam[] {
-  return messages.map(
-    (message): Anthropic.MessageParam =>
-      message.role === 'user'
-        ? { role: 'user', content: message.content.flatMap(userParam) }
-        : { role: 'assistant', content: message.content.flatMap(assistantParam) },
-  );
+  return anthropicMessagesWithPositions(messages).messages;
+}
+
+/** The messages, and where each reins message landed (-1 when dropped), for cache breakpoints. */
+export function anthropicMessagesWithPositions(messages: readonly Message[]): {
+  messages: Anthropic.MessageParam[];
+  positions: number[];
+} {
+  const out: Anthropic.MessageParam[] = [];
+  const positions: number[] = [];
+  for (const message of messages) {
+    const content =
+      message.role === 'user' ? message.content.flatMap(userParam) : message.content.flatMap(assistantParam);
+    const last = out.at(-1);
+    if (content.length === 0 && message.role === 'assistant') positions.push(-1);
+    else if (last && last.role === message.role && Array.isArray(last.content)) {
+      last.content.push(...content);
+      positions.push(out.length - 1);
+    } else {
+      out.push({ role: message.role, content });
+      positions.push(out.length - 1);
+    }
+  }
+  return { messages: out, positions };
 }
 
 /** The id of the latest code-execution container the conversation ran in, for the `container` field. */

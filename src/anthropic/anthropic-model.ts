@@ -1,19 +1,13 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ConfigurationError } from '../errors/reins-error.js';
-import {
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  type ModelSettings,
-  mergeSettings,
-  type ToolChoice,
-} from '../model/model.js';
+import { callSettings } from '../model/check-settings.js';
+import type { Model, ModelRequest, ModelResponse, ModelSettings, ToolChoice } from '../model/model.js';
 import {
   type AnthropicStreamEvent,
   type AssembleOptions,
   assembleAnthropicStream,
 } from '../stream/assemble-anthropic.js';
-import { containerOf, toAnthropicMessages } from './anthropic-messages.js';
+import { anthropicMessagesWithPositions, containerOf } from './anthropic-messages.js';
 
 export { toAnthropicMessages } from './anthropic-messages.js';
 
@@ -67,7 +61,7 @@ function thinkingParams(params: Params, thinking: ModelSettings['thinking']) {
 }
 
 /** Cache breakpoints on the stable prefix (system, tools) and on the chosen messages. */
-function cacheParams(params: Params, cache: ModelSettings['cache']) {
+function cacheParams(params: Params, cache: ModelSettings['cache'], positions: readonly number[]) {
   if (cache === false) return;
   const control: Anthropic.CacheControlEphemeral = {
     type: 'ephemeral',
@@ -87,7 +81,19 @@ function cacheParams(params: Params, cache: ModelSettings['cache']) {
     used++;
   }
   const chosen = cache?.messages ?? 'none';
-  const indices = chosen === 'none' ? [] : chosen === 'last' ? [params.messages.length - 1] : [...chosen];
+  // Indices name reins messages; `positions` says where each landed in the request.
+  const indices =
+    chosen === 'none'
+      ? []
+      : chosen === 'last'
+        ? [params.messages.length - 1]
+        : chosen.map((index) => {
+            const at = Number.isInteger(index) ? positions[index] : undefined;
+            if (at === undefined)
+              fail('cache.messages', `no message at index ${index} (there are ${positions.length})`);
+            if (at < 0) fail('cache.messages', `message ${index} has nothing Anthropic can read to mark`);
+            return at;
+          });
   if (used + indices.length > maxBreakpoints)
     fail(
       'cache.messages',
@@ -105,11 +111,12 @@ function cacheParams(params: Params, cache: ModelSettings['cache']) {
 
 /** The Messages API request for one call. */
 export function anthropicParams(request: ModelRequest, options: AnthropicModelOptions): Params {
-  const settings = mergeSettings(options.settings, request.settings);
+  const settings = callSettings(options.settings, request.settings);
+  const sent = anthropicMessagesWithPositions(request.messages);
   const params: Params = {
     model: options.model,
     max_tokens: request.maxOutputTokens ?? options.maxTokens ?? 4_096,
-    messages: toAnthropicMessages(request.messages),
+    messages: sent.messages,
     stream: true,
   };
   if (request.system !== '') params.system = request.system;
@@ -133,7 +140,7 @@ export function anthropicParams(request: ModelRequest, options: AnthropicModelOp
       'the Anthropic Messages API takes no temperature; use thinking.effort to steer the model',
     );
   if (settings.topP !== undefined) fail('topP', 'the Anthropic Messages API takes no top_p');
-  cacheParams(params, settings.cache);
+  cacheParams(params, settings.cache, sent.positions);
   return { ...params, ...(settings.providerOptions?.['anthropic'] as Partial<Params> | undefined) };
 }
 

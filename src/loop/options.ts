@@ -2,6 +2,7 @@ import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { DriftOptions } from '../controls/drift-monitor.js';
 import type { PriceTable } from '../controls/price.js';
 import { ConfigurationError } from '../errors/reins-error.js';
+import { checkModelSettings } from '../model/check-settings.js';
 import { assistantBlockTypes, type Message, userBlockTypes } from '../model/content.js';
 import type { Model, ModelSettings, ToolChoice, ToolDefinition } from '../model/model.js';
 import type { SpendLimiter } from '../resilience/spend-limiter.js';
@@ -81,7 +82,7 @@ export interface PrepareStepResult {
 /** The extension point before each model call: context policies, routing and telemetry plug in here. */
 export type PrepareStep = (
   context: PrepareStepContext,
-) => PrepareStepResult | undefined | void | Promise<PrepareStepResult | undefined | void>;
+) => PrepareStepResult | undefined | undefined | Promise<PrepareStepResult | undefined | undefined>;
 
 /** The taint guard: untrusted content in the context stops privileged calls it could have steered. */
 export interface TaintOptions {
@@ -470,49 +471,4 @@ function positiveNumber(option: string, value: number | undefined): void {
   if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
     throw new ConfigurationError(option, `must be a number > 0, got ${String(value)}`);
   }
-}
-
-const settingKeys = new Set([
-  'thinking',
-  'cache',
-  'parallelToolCalls',
-  'stopSequences',
-  'temperature',
-  'topP',
-  'providerOptions',
-]);
-
-/**
- * Checks the shape of model settings (the adapters check what their provider accepts), throwing a
- * {@link ConfigurationError} naming the field. Returns nothing; `where` prefixes the field path.
- */
-export function checkModelSettings(where: string, settings: unknown): void {
-  const fail = (field: string, message: string): never => {
-    throw new ConfigurationError(field === '' ? where : `${where}.${field}`, message);
-  };
-  if (typeof settings !== 'object' || settings === null || Array.isArray(settings))
-    fail('', 'must be an object');
-  const fields = settings as { [key: string]: unknown };
-  for (const key of Object.keys(fields))
-    if (!settingKeys.has(key)) fail(key, `is not a model setting (known: ${[...settingKeys].join(', ')})`);
-  const { thinking, cache, parallelToolCalls, stopSequences, temperature, topP, providerOptions } = fields;
-  if (thinking !== undefined && thinking !== false && (typeof thinking !== 'object' || thinking === null))
-    fail('thinking', 'must be false or { budgetTokens?, effort? }');
-  if (cache !== undefined && cache !== false && (typeof cache !== 'object' || cache === null))
-    fail('cache', 'must be false or { system?, tools?, messages?, ttl?, key? }');
-  if (parallelToolCalls !== undefined && typeof parallelToolCalls !== 'boolean')
-    fail('parallelToolCalls', 'must be a boolean');
-  if (
-    stopSequences !== undefined &&
-    (!Array.isArray(stopSequences) || stopSequences.some((s) => typeof s !== 'string'))
-  )
-    fail('stopSequences', 'must be an array of strings');
-  for (const [key, value, max] of [
-    ['temperature', temperature, 2],
-    ['topP', topP, 1],
-  ] as const)
-    if (value !== undefined && (typeof value !== 'number' || !(value >= 0 && value <= max)))
-      fail(key, `must be a number from 0 to ${max}`);
-  if (providerOptions !== undefined && (typeof providerOptions !== 'object' || providerOptions === null))
-    fail('providerOptions', 'must be an object of { [provider]: { ...fields } }');
 }

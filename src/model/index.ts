@@ -1,2 +1,3 @@
+export * from './check-settings.js';
 export * from './content.js';
 export * from './model.js';

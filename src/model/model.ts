@@ -149,7 +149,12 @@ export function mergeSettings(
 export interface ModelResponse {
   content: AssistantBlock[];
   stopReason: StopReason;
-  usage: Usage;
+  /**
+   * What the provider reported. Absent when it reported nothing (an OpenAI-compatible server that
+   * ignores `include_usage`): the loop then bills its own estimate (`usageEstimated` in the trace)
+   * rather than zero, so the budgets keep working.
+   */
+  usage?: Usage;
   /** The provider's model id, used to pick a price. */
   model?: string;
   /** The provider's response id, kept in the trace. */

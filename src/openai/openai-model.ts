@@ -1,13 +1,7 @@
 import type OpenAI from 'openai';
 import { ConfigurationError } from '../errors/reins-error.js';
-import {
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  type ModelSettings,
-  mergeSettings,
-  type ToolChoice,
-} from '../model/model.js';
+import { callSettings } from '../model/check-settings.js';
+import type { Model, ModelRequest, ModelResponse, ModelSettings, ToolChoice } from '../model/model.js';
 import type { AssembleOptions } from '../stream/assemble-anthropic.js';
 import {
   assembleOpenAIChatStream,
@@ -132,7 +126,7 @@ export function openAIModel(client: OpenAI, options: OpenAIModelOptions): Model 
   return {
     name: options.model,
     async generate(request: ModelRequest): Promise<ModelResponse> {
-      const settings = mergeSettings(options.settings, request.settings);
+      const settings = callSettings(options.settings, request.settings);
       const params = openAIChatParams(options.model, request, settings);
       const stream = await client.chat.completions.create(
         params,

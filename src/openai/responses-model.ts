@@ -1,13 +1,7 @@
 import type OpenAI from 'openai';
 import { ConfigurationError } from '../errors/reins-error.js';
-import {
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  type ModelSettings,
-  mergeSettings,
-  type ToolChoice,
-} from '../model/model.js';
+import { callSettings } from '../model/check-settings.js';
+import type { Model, ModelRequest, ModelResponse, ModelSettings, ToolChoice } from '../model/model.js';
 import type { AssembleOptions } from '../stream/assemble-anthropic.js';
 import {
   assembleOpenAIResponsesStream,
@@ -98,7 +92,7 @@ export function toResponsesRequest(request: ModelRequest, options: OpenAIRespons
     body.tool_choice = toolChoiceOf(request.toolChoice, customTools);
   }
   if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens;
-  const settings = mergeSettings(options.settings, request.settings);
+  const settings = callSettings(options.settings, request.settings);
   applySettings(body, settings);
   return { ...body, ...settings.providerOptions?.['openai'] } as Body;
 }

@@ -64,6 +64,8 @@ export function usageOf(
   model: string | undefined,
   startPrefill: number,
 ): UsageReading {
+  // Nothing reported at all: no usage, so the loop bills its estimate rather than zero.
+  if (typeof usage.input_tokens !== 'number' && typeof usage.output_tokens !== 'number') return {};
   const iterations = Array.isArray(usage.iterations) ? usage.iterations : [];
   if (iterations.length === 0) return withoutIterations(usage, startPrefill);
   const own: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };

@@ -2,7 +2,7 @@ import type { AssistantBlock, JsonValue } from '../model/content.js';
 import type { ModelResponse, StopReason } from '../model/model.js';
 import { type AnthropicUsage, isFields, mergeUsage, usageFrom, usageOf } from './anthropic-usage.js';
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
-import { isProviderError, StreamError } from './stream-error.js';
+import { isProviderError, malformedEventError, StreamError } from './stream-error.js';
 
 export type { AnthropicUsage } from './anthropic-usage.js';
 
@@ -77,7 +77,8 @@ interface Slot {
 interface Reading {
   id?: string;
   model?: string;
-  slots: Slot[];
+  /** By the provider's index: a Map, so a hostile index (4e9) costs one entry, not a sparse walk. */
+  slots: Map<number, Slot>;
   usage: AnthropicUsage;
   /** The prefill `message_start` reported: the first internal iteration's. */
   startPrefill: number;
@@ -88,7 +89,13 @@ interface Reading {
   stopped: boolean;
 }
 
-const fresh = (): Reading => ({ slots: [], usage: {}, startPrefill: 0, started: false, stopped: false });
+const fresh = (): Reading => ({
+  slots: new Map(),
+  usage: {},
+  startPrefill: 0,
+  started: false,
+  stopped: false,
+});
 
 /**
  * Turns an Anthropic Messages stream into the loop's response, agreeing with the SDK's own
@@ -118,6 +125,8 @@ export async function assembleAnthropicStream(
   } catch (error) {
     // A connection dropped mid-stream: what arrived is kept and labeled, nothing runs. An error
     // the provider sent, or a failure before anything arrived, is the caller's to retry.
+    const garbled = malformedEventError(error);
+    if (garbled) throw garbled;
     if (received === 0 || isProviderError(error)) throw error;
     reading.stopped = false;
   }
@@ -129,13 +138,13 @@ function apply(reading: Reading, event: AnthropicStreamEvent, options: AssembleO
     case 'message_start':
       return start(reading, event.message);
     case 'content_block_start':
-      reading.slots[event.index] = openSlot(event.content_block);
+      if (Number.isSafeInteger(event.index)) reading.slots.set(event.index, openSlot(event.content_block));
       return reading;
     case 'content_block_delta':
-      delta(reading.slots[event.index], event.delta, options);
+      delta(reading.slots.get(event.index), event.delta, options);
       return reading;
     case 'content_block_stop':
-      close(reading.slots[event.index]);
+      close(reading.slots.get(event.index));
       return reading;
     case 'message_delta':
       if (event.delta?.stop_reason) reading.stopReason = event.delta.stop_reason;
@@ -159,7 +168,7 @@ function start(
   message: Extract<AnthropicStreamEvent, { type: 'message_start' }>['message'],
 ) {
   const duplicate =
-    reading.started && !reading.stopped && reading.id === message.id && reading.slots.length === 0;
+    reading.started && !reading.stopped && reading.id === message.id && reading.slots.size === 0;
   if (duplicate) return reading;
   const next = fresh();
   next.started = true;
@@ -172,7 +181,8 @@ function start(
   const first = usageFrom(next.usage);
   next.startPrefill = first.inputTokens + first.cacheReadTokens + first.cacheWriteTokens;
   // Programmatic tool calling sends finished tool calls inside message_start.
-  for (const block of message.content ?? []) next.slots.push({ wire: { ...block }, closed: true });
+  for (const block of message.content ?? [])
+    next.slots.set(next.slots.size, { wire: { ...block }, closed: true });
   return next;
 }
 
@@ -306,7 +316,8 @@ function toolUseOf(slot: Slot): AssistantBlock {
 function responseOf(reading: Reading): ModelResponse {
   const content: AssistantBlock[] = [];
   let cutOff = false;
-  for (const slot of reading.slots) {
+  for (const at of [...reading.slots.keys()].sort((a, b) => a - b)) {
+    const slot = reading.slots.get(at) as Slot;
     if (!slot) continue;
     const isCall = jsonInputTypes.has(String(slot.wire['type']));
     if (isCall && (!slot.closed || slot.problem === 'truncated')) cutOff = true;

@@ -2,7 +2,7 @@ import type { AssistantBlock } from '../model/content.js';
 import type { ModelResponse, StopReason, Usage } from '../model/model.js';
 import type { AssembleOptions } from './assemble-anthropic.js';
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
-import { StreamError, statusOfErrorType } from './stream-error.js';
+import { malformedEventError, StreamError, statusOfErrorType } from './stream-error.js';
 
 /** One `tool_calls[]` entry of a Chat Completions delta. */
 export interface OpenAIChatToolCallDelta {
@@ -70,11 +70,13 @@ interface ChatReading {
   text: string;
   refusal: string;
   reasoning: string;
-  calls: ChatCall[];
+  /** By the provider's index: a Map, so a hostile index (4e9) costs one entry, not a sparse walk. */
+  calls: Map<number, ChatCall>;
   finish?: string;
   id?: string;
   model?: string;
-  usage: Usage;
+  /** Absent until a chunk reports usage: a server that never does leaves the loop to estimate. */
+  usage?: Usage;
 }
 
 /**
@@ -97,8 +99,7 @@ export async function assembleOpenAIChatStream(
     text: '',
     refusal: '',
     reasoning: '',
-    calls: [],
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    calls: new Map(),
   };
   let received = 0;
   try {
@@ -109,6 +110,8 @@ export async function assembleOpenAIChatStream(
   } catch (error) {
     // A provider error is the caller's to classify; a dropped connection keeps what arrived and
     // the missing finish reason labels it.
+    const garbled = malformedEventError(error);
+    if (garbled) throw garbled;
     if (error instanceof StreamError || received === 0) throw error;
     delete reading.finish;
   }
@@ -148,10 +151,10 @@ function readToolCallDelta(
   options: AssembleOptions,
 ): void {
   const at = slotOf(reading.calls, part);
-  let call = reading.calls[at];
+  let call = reading.calls.get(at);
   if (!call) {
     call = { id: part.id || `call_${at}`, name: '', raw: '', parser: createPartialJsonParser() };
-    reading.calls[at] = call;
+    reading.calls.set(at, call);
   } else if (part.id) call.id = part.id;
   // Assigned, not appended, as the SDK does: some providers resend the whole name in every chunk.
   if (part.function?.name) call.name = part.function.name;
@@ -167,13 +170,14 @@ function readToolCallDelta(
  * call whole, with its id and no index): a known id is that call, a new id or the first delta is a
  * new call, and a delta with no id continues the last call.
  */
-function slotOf(calls: readonly (ChatCall | undefined)[], part: OpenAIChatToolCallDelta): number {
+function slotOf(calls: ReadonlyMap<number, ChatCall>, part: OpenAIChatToolCallDelta): number {
   if (typeof part.index === 'number') return part.index;
-  if (part.id) {
-    const known = calls.findIndex((call) => call?.id === part.id);
-    return known >= 0 ? known : calls.length;
+  let last = -1;
+  for (const [at, call] of calls) {
+    if (part.id && call.id === part.id) return at;
+    last = Math.max(last, at);
   }
-  return Math.max(calls.length - 1, 0);
+  return part.id ? last + 1 : Math.max(last, 0);
 }
 
 /**
@@ -205,8 +209,8 @@ function responseOf(reading: ChatReading): ModelResponse {
   if (reading.text !== '') content.push({ type: 'text', text: reading.text });
   if (reading.refusal !== '') content.push({ type: 'text', text: reading.refusal });
   let cutOff = false;
-  for (const call of reading.calls) {
-    if (!call) continue;
+  for (const at of [...reading.calls.keys()].sort((a, b) => a - b)) {
+    const call = reading.calls.get(at) as ChatCall;
     const block = toolUseOf(call);
     if (block.cutOff) cutOff = true;
     content.push(block.block);
@@ -214,8 +218,8 @@ function responseOf(reading: ChatReading): ModelResponse {
   const response: ModelResponse = {
     content,
     stopReason: stopReasonOf(reading, cutOff),
-    usage: reading.usage,
   };
+  if (reading.usage) response.usage = reading.usage;
   if (reading.id !== undefined) response.id = reading.id;
   if (reading.model !== undefined) response.model = reading.model;
   return response;

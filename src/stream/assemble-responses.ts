@@ -307,8 +307,9 @@ function responseOf(state: ResponsesState): ModelResponse {
   const response: ModelResponse = {
     content: blocks.flatMap((block) => block.block),
     stopReason: stopReasonOf(final, blocks),
-    usage: usageOf(final?.usage),
   };
+  const usage = usageOf(final?.usage);
+  if (usage) response.usage = usage;
   const id = final?.id || state.started?.id;
   const model = final?.model || state.started?.model;
   if (id) response.id = id;

@@ -124,8 +124,9 @@ export function stopReasonOf(final: OpenAIResponsesResponse | undefined, blocks:
   return blocks.some((block) => block.toolCall) ? 'tool_use' : 'end_turn';
 }
 
-export function usageOf(usage: OpenAIResponsesResponse['usage']): Usage {
-  if (!usage) return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+export function usageOf(usage: OpenAIResponsesResponse['usage']): Usage | undefined {
+  // No usage reported: the loop estimates rather than billing zero.
+  if (!usage) return undefined;
   const cached = usage.input_tokens_details?.cached_tokens ?? 0;
   const result: Usage = {
     inputTokens: (usage.input_tokens ?? 0) - cached,

@@ -47,6 +47,17 @@ export function statusOfErrorType(type: string | undefined): number | undefined 
 }
 
 /**
+ * A stream frame that was not JSON (the SDK's decoder throws a `SyntaxError`): a garbled upstream
+ * response, as a 502 `StreamError` worth another attempt, never a truncated answer.
+ */
+export function malformedEventError(error: unknown): StreamError | undefined {
+  if (!(error instanceof SyntaxError)) return undefined;
+  return new StreamError('malformed_event', `the provider sent an event that is not JSON: ${error.message}`, {
+    status: 502,
+  });
+}
+
+/**
  * Whether a thrown value is the provider speaking (a `StreamError`, or an SDK `APIError` carrying an
  * HTTP status or an error body) rather than the connection failing. A provider error after partial
  * output is a model error to classify and retry, never a truncated answer.

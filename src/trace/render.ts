@@ -82,7 +82,7 @@ export function renderTrace(events: readonly TraceEvent[], options: RenderOption
           }
         }
         out.push(
-          `  ${style.dim(`billed ${number(event.billedTokens)} tokens after this call (prefill ${number(event.prefillTokens)} + output ${number(event.response.usage.outputTokens)})`)}`,
+          `  ${style.dim(`billed ${number(event.billedTokens)} tokens after this call (prefill ${number(event.prefillTokens)} + output ${number(event.response.usage?.outputTokens ?? 0)})`)}`,
         );
         break;
       }

@@ -178,14 +178,16 @@ function additionalCost(state: LoopState, additional: ModelResponse['additionalU
     } catch {
       usage = undefined;
     }
-    if (!usage || typeof entry?.model !== 'string') continue;
+    if (!usage) continue;
+    // Tokens are tokens whoever names them: a model that is not a name is counted, and unpriced.
+    const named = typeof entry?.model === 'string' && entry.model.trim() !== '' ? entry.model : undefined;
     state.usage = addUsage(state.usage, usage);
     state.billedTokens +=
       usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens;
     const prices = state.setup.prices;
-    const price = prices ? resolvePrice(prices, entry.model, entry.model) : undefined;
+    const price = prices && named ? resolvePrice(prices, named, named) : undefined;
     if (price) costUsd += costUsdOf(usage, price.price);
-    else unpriced ??= entry.model;
+    else unpriced ??= named ?? String(entry?.model);
   }
   return unpriced === undefined ? { costUsd } : { costUsd, unpriced };
 }

@@ -1,11 +1,12 @@
 import { errorInfo } from '../../errors/error-info.js';
+import { checkModelSettings } from '../../model/check-settings.js';
 import type { UserMessage } from '../../model/content.js';
 import { mergeSettings, type ToolChoice } from '../../model/model.js';
 import type { StepPrepareEvent } from '../../trace/events.js';
 import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
 import { isLoopStop, LoopStop } from '../loop-stop.js';
-import { checkModelSettings, type PrepareStepResult } from '../options.js';
+import type { PrepareStepResult } from '../options.js';
 
 /**
  * Prepare: at the step limit, append the best-answer prompt and switch tools off; then let

@@ -106,10 +106,15 @@ export function malformed(response: unknown): string | undefined {
   const { content, stopReason } = response as Partial<ModelResponse>;
   if (!Array.isArray(content)) return 'response.content is not an array';
   if (typeof stopReason !== 'string') return 'response.stopReason is missing';
+  const ids = new Set<string>();
   for (const block of content as unknown[]) {
     const typed = block as { type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown };
     if (typed?.type === 'text' && typeof typed.text === 'string') continue;
     if (typed?.type === 'tool_use' && typeof typed.id === 'string' && typeof typed.name === 'string') {
+      // Two calls under one id cannot both be answered: the provider would reject the results
+      // after the side effects happened. Nothing runs.
+      if (ids.has(typed.id)) return `response.content holds two tool calls with the id ${preview(typed.id)}`;
+      ids.add(typed.id);
       const problem = jsonProblem(typed.input, 0, new Set());
       if (problem) return `response.content holds a tool call whose input ${problem}`;
       continue;
