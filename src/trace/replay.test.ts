@@ -95,3 +95,43 @@ describe('replayTrace reproduces the outcome from the trace alone', () => {
     expect(replay.divergences).toEqual(['no recorded model response for call 4']);
   });
 });
+
+describe('a model switched by prepareStep replays under its recorded name', () => {
+  it('a run that switched to a pricier model and stopped over budget replays to the same outcome', async () => {
+    const usage = { inputTokens: 1_000, outputTokens: 1_000, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const named = (name: string, id: string) => ({
+      name,
+      generate: async () => ({
+        content: [{ type: 'tool_use' as const, id, name: 'lookup', input: { q: id } }],
+        stopReason: 'tool_use' as const,
+        usage,
+      }),
+    });
+    const lookup = defineTool({
+      name: 'lookup',
+      description: 'x',
+      effect: 'read',
+      input: z.object({ q: z.string() }),
+      execute: () => 'ok',
+    });
+    const sink = memoryTraceSink();
+    const pricey = named('pricey', 't2');
+    const result = await runAgent({
+      model: named('cheap', 't1'),
+      input: 'go',
+      tools: [lookup],
+      prices: {
+        cheap: { inputUsdPerMillionTokens: 1, outputUsdPerMillionTokens: 1 },
+        pricey: { inputUsdPerMillionTokens: 1_000, outputUsdPerMillionTokens: 1_000 },
+      },
+      maxSpendUsd: 1,
+      prepareStep: ({ step }) =>
+        step === 2 ? { model: pricey, settings: { stopSequences: ['END'] } } : undefined,
+      trace: sink,
+    });
+    expect(result.outcome.kind).toBe('over_budget');
+    const replay = await replayTrace(sink.events);
+    expect(replay.outcome).toEqual(result.outcome);
+    expect(replay.matches).toBe(true);
+  });
+});

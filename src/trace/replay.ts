@@ -314,7 +314,7 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
       clock,
       sinks: [sink],
       checkpoint: undefined,
-      prepareStep: prepareFromTrace(events),
+      prepareStep: prepareFromTrace(events, model),
       modelSettings: start.modelSettings,
       exactlyOnce: false,
       signal: stop.signal,
@@ -349,16 +349,20 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
   };
 }
 
-/** The recorded `step-prepare` changes, applied again at the same steps (the model stays the recorded one). */
-function prepareFromTrace(events: readonly TraceEvent[]): PrepareStep | undefined {
+/**
+ * The recorded `step-prepare` changes, applied again at the same steps. A model switch is replayed
+ * under the recorded name (prices and budgets resolve as they did), answering from the recording.
+ */
+function prepareFromTrace(events: readonly TraceEvent[], recorded: Model): PrepareStep | undefined {
   const byStep = new Map<number, StepPrepareEvent['changes']>();
   for (const event of events) if (event.type === 'step-prepare') byStep.set(event.step, event.changes);
   if (byStep.size === 0) return undefined;
   return ({ step }) => {
     const changes = byStep.get(step);
     if (!changes) return undefined;
-    const { model: _model, ...rest } = changes;
-    return rest;
+    const { model: name, ...rest } = changes;
+    if (name === undefined) return rest;
+    return { ...rest, model: { name, generate: (request) => recorded.generate(request) } };
   };
 }
 
