@@ -98,3 +98,101 @@ describe('property: agrees with JSON.parse on random documents and random splits
     );
   });
 });
+
+describe('property: a snapshot after every push', () => {
+  /** Pushes the parts, reading (and serializing) the snapshot after each; returns what was shown. */
+  function pushReading(text: string, cuts: number[]) {
+    const parser = createPartialJsonParser();
+    const shown: unknown[] = [];
+    for (const part of parts(text, cuts)) {
+      parser.push(part);
+      const snapshot = parser.snapshot();
+      shown.push(snapshot === undefined ? undefined : JSON.parse(JSON.stringify(snapshot)));
+    }
+    return { shown, result: parser.finish() };
+  }
+
+  it('never throws, and finish() still gives JSON.parse’s value', () => {
+    const documents = fc.jsonValue({ maxDepth: 6 }).chain((value) => {
+      const text = JSON.stringify(value);
+      return fc.tuple(fc.constant(text), splits(text));
+    });
+    fc.assert(
+      fc.property(documents, ([text, cuts]) => {
+        const { result } = pushReading(text, cuts);
+        expect(result).toEqual({ status: 'complete', value: JSON.parse(text) });
+      }),
+      { numRuns: 400, seed: 20261201 },
+    );
+  });
+
+  it('a string of any code units shows a growing prefix, never half a surrogate pair', () => {
+    const strings = fc.string({ unit: 'binary', maxLength: 300 }).chain((value) => {
+      const text = JSON.stringify(value);
+      return fc.tuple(fc.constant(value), fc.constant(text), splits(text));
+    });
+    fc.assert(
+      fc.property(strings, ([value, text, cuts]) => {
+        const { shown, result } = pushReading(text, cuts);
+        let previous = '';
+        for (const display of shown.slice(0, -1)) {
+          if (display === undefined) continue;
+          const string = display as string;
+          expect(value.startsWith(string)).toBe(true);
+          expect(string.length).toBeGreaterThanOrEqual(previous.length);
+          const last = string.charCodeAt(string.length - 1);
+          if (string.length < value.length) expect(last >= 0xd800 && last <= 0xdbff).toBe(false);
+          previous = string;
+        }
+        expect(result).toEqual({ status: 'complete', value });
+      }),
+      { numRuns: 400, seed: 3 },
+    );
+  });
+
+  it('a number of any length shows Number() of itself as of the last push that left it whole', () => {
+    const digits = (min: number, max: number) =>
+      fc.string({ unit: fc.constantFrom('0', '1', '4', '5', '9'), minLength: min, maxLength: max });
+    const numbers = fc
+      .tuple(
+        fc.constantFrom('', '-'),
+        fc.oneof(
+          fc.constant('0'),
+          fc.tuple(fc.constantFrom('1', '5', '9'), digits(0, 1_000)).map(([a, b]) => a + b),
+        ),
+        fc.option(digits(1, 1_000), { nil: undefined }),
+        fc.option(fc.tuple(fc.constantFrom('e', 'E+', 'e-'), digits(1, 4)), { nil: undefined }),
+      )
+      .map(
+        ([sign, integer, fraction, exponent]) =>
+          `${sign}${integer}${fraction === undefined ? '' : `.${fraction}`}${exponent === undefined ? '' : exponent.join('')}`,
+      )
+      .chain((number) => {
+        const text = `[${number}]`;
+        return fc.tuple(fc.constant(number), fc.constant(text), splits(text));
+      });
+    const whole = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+    fc.assert(
+      fc.property(numbers, ([number, text, cuts]) => {
+        const { shown, result } = pushReading(`${text}`, cuts);
+        let last: string | undefined;
+        const ends = [...cuts, text.length];
+        shown.forEach((display, index) => {
+          const end = ends[index] as number;
+          const prefix = text.slice(1, Math.min(end, text.length - 1));
+          if (end >= text.length - 1) last = number;
+          else if (whole.test(prefix)) last = prefix;
+          const value = (display as number[] | undefined)?.[0];
+          // JSON.stringify shows -0 as 0 and ±Infinity as null.
+          const expected = last === undefined ? undefined : Number(last);
+          expect(value).toBe(
+            expected === undefined ? undefined : Number.isFinite(expected) ? expected + 0 : null,
+          );
+        });
+        const value = (result as { value: number[] }).value[0] as number;
+        expect(Object.is(value, JSON.parse(text)[0])).toBe(true);
+      }),
+      { numRuns: 300, seed: 17 },
+    );
+  });
+});

@@ -1,4 +1,6 @@
 import { ConfigurationError } from '../errors/reins-error.js';
+import { StreamedNumber } from './streamed-number.js';
+import { StreamedString } from './streamed-string.js';
 
 declare const displayBrand: unique symbol;
 
@@ -29,13 +31,25 @@ export interface PartialJsonParserOptions {
   maxDepth?: number;
   /** Most characters accepted. @default 67_108_864 */
   maxLength?: number;
+  /**
+   * Called with each visible change, as `push` makes it. Each event carries a fresh path, so with
+   * a listener every change costs time in proportion to its depth; without one no path is built.
+   * @default undefined
+   */
   onChange?: (change: PartialJsonChange) => void;
 }
 
 export interface PartialJsonParser {
   /** Feeds the next fragment. Costs time in proportion to the fragment, never to the text so far. */
   push(fragment: string): void;
-  /** The current display value, or undefined before any value is visible. */
+  /**
+   * The current display value, or undefined before any value is visible. Constant time: it is
+   * the parser's own display tree, updated in place, so the same root object comes back on every
+   * call and its containers keep filling in; a growing string's slot holds a new, longer string
+   * after each push (read a snapshot's strings, or clone it, to keep what it showed then).
+   * A growing string is a rope: reading all of its characters copies it once, so a UI that redraws
+   * a long string on every fragment should draw the `append` changes instead.
+   */
   snapshot(): PartialDisplay | unknown[] | string | number | boolean | null | undefined;
   /** The verdict on everything pushed: exactly `JSON.parse`'s grammar. */
   finish(): PartialJsonResult;
@@ -65,38 +79,15 @@ interface Frame {
   key: string | undefined;
 }
 
+type Failure = { offset: number; message: string; reason: 'syntax' | 'depth_limit' | 'size_limit' };
+
 const whitespace = (code: number) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 const isDigit = (code: number) => code >= 0x30 && code <= 0x39;
-/**
- * JSON's number grammar as a state machine, one character at a time (a regular expression over
- * the number so far made long numbers quadratic). States: 0 after `-`, 1 after a leading `0`,
- * 2 in integer digits, 3 after `.`, 4 in fraction digits, 5 after `e`, 6 after the exponent's
- * sign, 7 in exponent digits; -1 is an error. A number is complete in states 1, 2, 4 and 7.
- */
-function numberStep(state: number, code: number): number {
-  const digit = code >= 0x30 && code <= 0x39;
-  switch (state) {
-    case 0:
-      return code === 0x30 ? 1 : digit ? 2 : -1;
-    case 1:
-      return code === 0x2e ? 3 : code === 0x65 || code === 0x45 ? 5 : -1;
-    case 2:
-      return digit ? 2 : code === 0x2e ? 3 : code === 0x65 || code === 0x45 ? 5 : -1;
-    case 3:
-      return digit ? 4 : -1;
-    case 4:
-      return digit ? 4 : code === 0x65 || code === 0x45 ? 5 : -1;
-    case 5:
-      return code === 0x2b || code === 0x2d ? 6 : digit ? 7 : -1;
-    case 6:
-    case 7:
-      return digit ? 7 : -1;
-    default:
-      return -1;
-  }
-}
-const numberComplete = (state: number) => state === 1 || state === 2 || state === 4 || state === 7;
+const numberCharacter = (code: number) =>
+  isDigit(code) || code === 0x2e || code === 0x65 || code === 0x45 || code === 0x2b || code === 0x2d;
 const literals = ['true', 'false', 'null'] as const;
+/** Characters of a number kept for an error message. */
+const quotedNumberLength = 64;
 
 function assign(container: Record<string, unknown> | unknown[], key: string | number, value: unknown): void {
   // `__proto__` as a key is data (as JSON.parse makes it), never the prototype.
@@ -110,6 +101,11 @@ function assign(container: Record<string, unknown> | unknown[], key: string | nu
  * certain: keys once closed, strings as growing prefixes, numbers once valid, literals once
  * complete; nothing shown ever vanishes or changes type. `finish()` tells a complete document from a
  * cut-off one (`truncated`) and from a malformed one (`invalid`, at the first bad character).
+ *
+ * Linear in the text on every shape, with `snapshot()` after every push included: a growing
+ * string is extended by each fragment's part (V8 keeps `a + b` as a rope, so nothing already
+ * shown is copied or rescanned), a growing number keeps only its significant digits and is
+ * converted when the display is read, and paths are built only for an `onChange` listener.
  *
  * @example
  * const parser = createPartialJsonParser();
@@ -129,46 +125,49 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
   let root: unknown;
   let hasRoot = false;
   let mode: Mode = Mode.Value;
+  let arrayStart = false; // right after `[`, where `]` may close an empty array
   let offset = 0;
-  let error: { offset: number; message: string; reason: 'syntax' | 'depth_limit' | 'size_limit' } | undefined;
-
+  let error: Failure | undefined;
   let token: Token = Token.None;
-  // String state.
-  let text = ''; // decoded so far
-  let shown = 0; // decoded length already visible
-  let isKey = false;
-  let escapeState = 0; // 0 none, 1 after backslash, 2..5 reading \u hex digits
-  let hex = 0;
-  // Number and literal state.
-  let raw = '';
-  let numberState = 0;
-  let numberShown = false;
 
-  const fail = (at: number, message: string, reason: 'syntax' | 'depth_limit' | 'size_limit' = 'syntax') => {
+  // String state: the string being read, and whether it is a key (shown only once closed).
+  const string = new StreamedString();
+  let isKey = false;
+
+  // Number state. `numberDirty`: digits arrived that the display has not been updated with.
+  const number = new StreamedNumber();
+  let numberShown = false;
+  let numberDirty = false;
+  let shownNumber = 0;
+  let raw = ''; // a number's first characters (for messages) or a literal so far
+
+  const fail = (at: number, message: string, reason: Failure['reason'] = 'syntax'): number => {
     error = { offset: at, message, reason };
+    return -1;
   };
 
-  const pathOf = (): JsonPath => {
+  // The path of the value in the current slot, once it is in place. Only for `onChange`: building
+  // it on every placement made deep nesting quadratic.
+  const slotPath = (): JsonPath => {
     const path: JsonPath = [];
-    for (const frame of stack) {
-      if (frame.isArray)
-        path.push(
-          (frame.container as unknown[]).length -
-            (mode === Mode.Value || mode === Mode.ValueRequired ? 0 : 1),
-        );
-      else if (frame.key !== undefined) path.push(frame.key);
-    }
+    for (const frame of stack)
+      path.push(frame.isArray ? (frame.container as unknown[]).length - 1 : (frame.key as string));
     return path;
   };
 
-  // The path of the value being read; `placed` once it is in its container.
-  const slotPath = (placed = true): JsonPath => {
+  // The path where the text stopped, for a truncated verdict. In the innermost container: an
+  // array's slot is its last element once the value is in place, else the next one; an object's
+  // key counts once it is closed.
+  const openPath = (): JsonPath => {
     const path: JsonPath = [];
+    const placed =
+      token === Token.String ? !isKey : token === Token.Number ? numberShown : mode === Mode.AfterValue;
+    const readingKey = mode === Mode.Key || mode === Mode.KeyRequired;
     for (let i = 0; i < stack.length; i++) {
       const frame = stack[i] as Frame;
-      if (frame.isArray)
-        path.push((frame.container as unknown[]).length - (i === stack.length - 1 && !placed ? 0 : 1));
-      else path.push(frame.key as string);
+      const innermost = i === stack.length - 1;
+      if (frame.isArray) path.push((frame.container as unknown[]).length - (!innermost || placed ? 1 : 0));
+      else if (!(innermost && readingKey)) path.push(frame.key as string);
     }
     return path;
   };
@@ -180,15 +179,12 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
       root = value;
       hasRoot = true;
       onChange?.({ type: 'set', path: [], value });
-      return;
-    }
-    if (frame.isArray) {
-      const path = slotPath(false);
+    } else if (frame.isArray) {
       (frame.container as unknown[]).push(value);
-      onChange?.({ type: 'push', path: path.slice(0, -1), value });
+      if (onChange) onChange({ type: 'push', path: slotPath().slice(0, -1), value });
     } else {
       assign(frame.container, frame.key as string, value);
-      onChange?.({ type: 'set', path: slotPath(false), value });
+      if (onChange) onChange({ type: 'set', path: slotPath(), value });
     }
   };
 
@@ -207,47 +203,41 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
     mode = stack.length === 0 ? Mode.Done : Mode.AfterValue;
   };
 
-  const open = (isArray: boolean, at: number) => {
-    if (stack.length >= maxDepth) return fail(at, `nesting deeper than ${maxDepth}`, 'depth_limit');
+  const open = (isArray: boolean, at: number): boolean => {
+    if (stack.length >= maxDepth) {
+      fail(at, `nesting deeper than ${maxDepth}`, 'depth_limit');
+      return false;
+    }
     const container = isArray ? [] : {};
     place(container);
     stack.push({ container, isArray, key: undefined });
     mode = isArray ? Mode.Value : Mode.Key;
-    if (isArray) arrayStart = true;
-  };
-  let arrayStart = false;
-
-  // Shows the visible prefix of a string value: everything decoded, less a trailing high surrogate.
-  const showString = () => {
-    if (isKey) return;
-    let visible = text.length;
-    if (visible > 0) {
-      const last = text.charCodeAt(visible - 1);
-      if (last >= 0xd800 && last <= 0xdbff) visible--;
-    }
-    if (visible === shown) return;
-    const value = text.slice(0, visible);
-    if (onChange) onChange({ type: 'append', path: slotPath(), text: text.slice(shown, visible) });
-    shown = visible;
-    replace(value);
+    arrayStart = isArray;
+    return true;
   };
 
+  // Shows the number as it was marked (at the end of the last push that left it whole).
   const showNumber = () => {
-    if (numberComplete(numberState)) {
-      const value = Number(raw);
-      if (!numberShown) {
-        numberShown = true;
-        place(value);
-      } else {
-        replace(value);
-        onChange?.({ type: 'set', path: slotPath(), value });
-      }
+    numberDirty = false;
+    if (!number.hasMark) return;
+    const value = number.value();
+    if (!numberShown) {
+      numberShown = true;
+      shownNumber = value;
+      place(value);
+    } else if (!Object.is(value, shownNumber)) {
+      shownNumber = value;
+      replace(value);
+      if (onChange) onChange({ type: 'set', path: slotPath(), value });
     }
   };
+
+  const quotedNumber = () =>
+    JSON.stringify(raw.length > quotedNumberLength ? `${raw.slice(0, quotedNumberLength)}…` : raw);
 
   const endNumber = (at: number): boolean => {
-    if (!numberComplete(numberState)) {
-      fail(at, `invalid number ${JSON.stringify(raw)}`);
+    if (!number.mark()) {
+      fail(at, `invalid number ${quotedNumber()}`);
       return false;
     }
     showNumber();
@@ -255,235 +245,174 @@ export function createPartialJsonParser(options: PartialJsonParserOptions = {}):
     return true;
   };
 
+  // Each reader takes the fragment at `i` and returns where it stopped, or -1 on an error.
+
+  const readString = (fragment: string, i: number, base: number): number => {
+    const end = string.read(fragment, i);
+    if (end < 0) {
+      const failure = string.failure as { index: number; message: string };
+      return fail(base + failure.index, failure.message);
+    }
+    if (end === fragment.length) return end;
+    const whole = string.close();
+    if (isKey) {
+      (stack[stack.length - 1] as Frame).key = whole;
+      token = Token.None;
+      mode = Mode.Colon;
+    } else {
+      if (onChange) onChange({ type: 'set', path: slotPath(), value: whole });
+      replace(whole);
+      valueDone();
+    }
+    return end + 1;
+  };
+
+  // Keeps a number's first characters for a message.
+  const keepRaw = (fragment: string, from: number, to: number) => {
+    if (raw.length <= quotedNumberLength)
+      raw += fragment.slice(from, Math.min(to, from + quotedNumberLength + 1));
+  };
+
+  const readNumber = (fragment: string, i: number, base: number): number => {
+    const j = number.read(fragment, i);
+    if (j < fragment.length) {
+      const invalid = numberCharacter(fragment.charCodeAt(j)); // a number character out of place
+      keepRaw(fragment, i, invalid ? j + 1 : j);
+      if (invalid) return fail(base + j, `invalid number ${quotedNumber()}`);
+      return endNumber(base + j) ? j : -1; // the next character is read again as what follows
+    }
+    keepRaw(fragment, i, j);
+    // The fragment ended inside the number: shown now for a listener, else when read.
+    if (number.mark()) numberDirty = true;
+    return j;
+  };
+
+  const readLiteral = (fragment: string, i: number, base: number): number => {
+    raw += fragment[i];
+    const expected = literals.find((literal) => literal.startsWith(raw));
+    if (!expected) return fail(base + i, `invalid literal ${JSON.stringify(raw)}`);
+    if (raw === expected) {
+      place(expected === 'true' ? true : expected === 'false' ? false : null);
+      valueDone();
+    }
+    return i + 1;
+  };
+
+  const startValue = (fragment: string, i: number, base: number): number => {
+    const code = fragment.charCodeAt(i);
+    if (code === 0x5d && mode === Mode.Value && arrayStart) {
+      arrayStart = false;
+      stack.pop();
+      valueDone();
+      return i + 1;
+    }
+    arrayStart = false;
+    if (code === 0x7b || code === 0x5b) return open(code === 0x5b, base + i) ? i + 1 : -1;
+    if (code === 0x22) {
+      token = Token.String;
+      isKey = false;
+      string.reset();
+      place('');
+      return i + 1;
+    }
+    if (code === 0x2d || isDigit(code)) {
+      token = Token.Number;
+      raw = '';
+      number.reset();
+      numberShown = false;
+      numberDirty = false;
+      return i; // the number reader takes its first character too
+    }
+    if (code === 0x74 || code === 0x66 || code === 0x6e) {
+      token = Token.Literal;
+      raw = '';
+      return i;
+    }
+    return fail(base + i, `unexpected ${JSON.stringify(fragment[i])} where a value was expected`);
+  };
+
+  // Whitespace, punctuation and the first character of each value.
+  const readStructure = (fragment: string, i: number, base: number): number => {
+    const code = fragment.charCodeAt(i);
+    if (whitespace(code)) return i + 1;
+    switch (mode) {
+      case Mode.Value:
+      case Mode.ValueRequired:
+        return startValue(fragment, i, base);
+      case Mode.Key:
+      case Mode.KeyRequired:
+        if (code === 0x7d && mode === Mode.Key) {
+          stack.pop();
+          valueDone();
+        } else if (code === 0x22) {
+          token = Token.String;
+          isKey = true;
+          string.reset();
+        } else return fail(base + i, `unexpected ${JSON.stringify(fragment[i])} where a key was expected`);
+        return i + 1;
+      case Mode.Colon:
+        if (code !== 0x3a)
+          return fail(base + i, `expected ':' after a key, found ${JSON.stringify(fragment[i])}`);
+        mode = Mode.ValueRequired;
+        return i + 1;
+      case Mode.AfterValue: {
+        const frame = stack[stack.length - 1] as Frame;
+        if (code === 0x2c) mode = frame.isArray ? Mode.ValueRequired : Mode.KeyRequired;
+        else if (code === (frame.isArray ? 0x5d : 0x7d)) {
+          stack.pop();
+          valueDone();
+        } else return fail(base + i, `unexpected ${JSON.stringify(fragment[i])} after a value`);
+        return i + 1;
+      }
+      case Mode.Done:
+        return fail(base + i, `unexpected ${JSON.stringify(fragment[i])} after the end of the document`);
+    }
+  };
+
   const push = (fragment: string) => {
     if (error || fragment.length === 0) return;
-    if (offset + fragment.length > maxLength)
-      return fail(maxLength, `text longer than ${maxLength} characters`, 'size_limit');
+    if (offset + fragment.length > maxLength) {
+      fail(maxLength, `text longer than ${maxLength} characters`, 'size_limit');
+      return;
+    }
     const base = offset;
     offset += fragment.length;
     const length = fragment.length;
     let i = 0;
     while (i < length) {
-      if (token === Token.String) {
-        // A run of plain characters is appended in one slice.
-        if (escapeState === 0) {
-          let j = i;
-          while (j < length) {
-            const code = fragment.charCodeAt(j);
-            if (code === 0x22 || code === 0x5c || code < 0x20) break;
-            j++;
-          }
-          if (j > i) {
-            text += fragment.slice(i, j);
-            i = j;
-            if (i >= length) break;
-          }
-          const code = fragment.charCodeAt(i);
-          if (code === 0x22) {
-            i++;
-            if (isKey) {
-              (stack[stack.length - 1] as Frame).key = text;
-              token = Token.None;
-              mode = Mode.Colon;
-            } else {
-              shown = -1;
-              const value = text;
-              if (onChange) onChange({ type: 'set', path: slotPath(), value });
-              replace(value);
-              valueDone();
-            }
-            continue;
-          }
-          if (code === 0x5c) {
-            escapeState = 1;
-            i++;
-            continue;
-          }
-          return fail(base + i, 'unescaped control character in a string');
-        }
-        const code = fragment.charCodeAt(i);
-        if (escapeState === 1) {
-          let decoded: string | undefined;
-          switch (code) {
-            case 0x22:
-              decoded = '"';
-              break;
-            case 0x5c:
-              decoded = '\\';
-              break;
-            case 0x2f:
-              decoded = '/';
-              break;
-            case 0x62:
-              decoded = '\b';
-              break;
-            case 0x66:
-              decoded = '\f';
-              break;
-            case 0x6e:
-              decoded = '\n';
-              break;
-            case 0x72:
-              decoded = '\r';
-              break;
-            case 0x74:
-              decoded = '\t';
-              break;
-            case 0x75:
-              escapeState = 2;
-              hex = 0;
-              i++;
-              continue;
-            default:
-              return fail(base + i, `invalid escapeState \\${fragment[i]}`);
-          }
-          text += decoded;
-          escapeState = 0;
-          i++;
-          continue;
-        }
-        // Reading the four hex digits of \uXXXX.
-        const digit =
-          code >= 0x30 && code <= 0x39
-            ? code - 0x30
-            : code >= 0x61 && code <= 0x66
-              ? code - 0x57
-              : code >= 0x41 && code <= 0x46
-                ? code - 0x37
-                : -1;
-        if (digit < 0) return fail(base + i, 'invalid \\u escapeState');
-        hex = hex * 16 + digit;
-        escapeState++;
-        i++;
-        if (escapeState === 6) {
-          text += String.fromCharCode(hex);
-          escapeState = 0;
-        }
-        continue;
-      }
-
-      const code = fragment.charCodeAt(i);
-      if (token === Token.Number) {
-        if (
-          isDigit(code) ||
-          code === 0x2e ||
-          code === 0x65 ||
-          code === 0x45 ||
-          code === 0x2b ||
-          code === 0x2d
-        ) {
-          raw += fragment[i];
-          numberState = numberStep(numberState, code);
-          if (numberState < 0) return fail(base + i, `invalid number ${JSON.stringify(raw)}`);
-          i++;
-          continue;
-        }
-        if (!endNumber(base + i)) return;
-        continue; // the character is read again as what follows the number
-      }
-      if (token === Token.Literal) {
-        raw += fragment[i];
-        const expected = literals.find((literal) => literal.startsWith(raw));
-        if (!expected) return fail(base + i, `invalid literal ${JSON.stringify(raw)}`);
-        i++;
-        if (raw === expected) {
-          place(expected === 'true' ? true : expected === 'false' ? false : null);
-          valueDone();
-        }
-        continue;
-      }
-
-      if (whitespace(code)) {
-        i++;
-        continue;
-      }
-      switch (mode) {
-        case Mode.Value:
-        case Mode.ValueRequired: {
-          if (code === 0x5d && mode === Mode.Value && arrayStart) {
-            arrayStart = false;
-            stack.pop();
-            valueDone();
-            i++;
-            continue;
-          }
-          arrayStart = false;
-          if (code === 0x7b) open(false, base + i);
-          else if (code === 0x5b) open(true, base + i);
-          else if (code === 0x22) {
-            token = Token.String;
-            isKey = false;
-            text = '';
-            shown = 0;
-            escapeState = 0;
-            place('');
-          } else if (code === 0x2d || isDigit(code)) {
-            token = Token.Number;
-            raw = fragment[i] as string;
-            numberState = code === 0x2d ? 0 : code === 0x30 ? 1 : 2;
-            numberShown = false;
-          } else if (code === 0x74 || code === 0x66 || code === 0x6e) {
-            token = Token.Literal;
-            raw = '';
-            continue;
-          } else
-            return fail(base + i, `unexpected ${JSON.stringify(fragment[i])} where a value was expected`);
-          if (error) return;
-          i++;
-          continue;
-        }
-        case Mode.Key:
-        case Mode.KeyRequired:
-          if (code === 0x7d && mode === Mode.Key) {
-            stack.pop();
-            valueDone();
-          } else if (code === 0x22) {
-            token = Token.String;
-            isKey = true;
-            text = '';
-            escapeState = 0;
-          } else return fail(base + i, `unexpected ${JSON.stringify(fragment[i])} where a key was expected`);
-          i++;
-          continue;
-        case Mode.Colon:
-          if (code !== 0x3a)
-            return fail(base + i, `expected ':' after a key, found ${JSON.stringify(fragment[i])}`);
-          mode = Mode.ValueRequired;
-          i++;
-          continue;
-        case Mode.AfterValue: {
-          const frame = stack[stack.length - 1] as Frame;
-          if (code === 0x2c) mode = frame.isArray ? Mode.ValueRequired : Mode.KeyRequired;
-          else if (code === (frame.isArray ? 0x5d : 0x7d)) {
-            stack.pop();
-            valueDone();
-          } else return fail(base + i, `unexpected ${JSON.stringify(fragment[i])} after a value`);
-          i++;
-          continue;
-        }
-        case Mode.Done:
-          return fail(base + i, `unexpected ${JSON.stringify(fragment[i])} after the end of the document`);
-      }
+      if (token === Token.String) i = readString(fragment, i, base);
+      else if (token === Token.Number) i = readNumber(fragment, i, base);
+      else if (token === Token.Literal) i = readLiteral(fragment, i, base);
+      else i = readStructure(fragment, i, base);
+      if (i < 0) return;
     }
-    if (token === Token.String && shown >= 0) showString();
-    else if (token === Token.Number) showNumber();
+    if (token === Token.String) {
+      const added = string.commit();
+      if (!isKey && added.length > 0) {
+        replace(string.text);
+        if (onChange) onChange({ type: 'append', path: slotPath(), text: added });
+      }
+    } else if (token === Token.Number && onChange) showNumber();
   };
 
   return {
     push,
-    snapshot: () => (hasRoot ? (root as PartialDisplay) : undefined),
+    snapshot() {
+      if (token === Token.Number && numberDirty && !error) showNumber();
+      return hasRoot ? (root as PartialDisplay) : undefined;
+    },
     finish(): PartialJsonResult {
       if (error) return { status: 'invalid', ...error };
       if (token === Token.Number && stack.length === 0 && mode === Mode.Value) {
         // A top-level number ends with the text: `12` is complete, `12.` is cut off.
-        if (numberComplete(numberState)) {
+        if (number.mark()) {
           showNumber();
-          return { status: 'complete', value: Number(raw) };
+          return { status: 'complete', value: number.value() };
         }
         return { status: 'truncated', offset, openPath: [] };
       }
       if (mode === Mode.Done && token === Token.None) return { status: 'complete', value: root };
-      return { status: 'truncated', offset, openPath: pathOf() };
+      return { status: 'truncated', offset, openPath: openPath() };
     },
   };
 }
