@@ -10,11 +10,14 @@ import { anthropicStreams, eventsOf, type RecordedStream } from './support/recor
 /**
  * Every recorded Anthropic Messages stream, read two ways: the assembler fed the events directly,
  * and `anthropicModel` over the real SDK client against a loopback server replaying the recorded
- * bytes. Both must agree with the SDK's own accumulator (`MessageStream.finalMessage()`) on the
- * same bytes, field by field, except where this file says why reins's rule wins.
+ * bytes. Both must agree with the SDK's own accumulator on the same bytes, field by field, except
+ * where this file says why reins's rule wins. The accumulator is the SDK's beta one
+ * (`client.beta.messages.stream().finalMessage()`): it reads what the plain `MessageStream` drops
+ * (MCP tool input, `compaction_delta`, `usage.iterations`, `output_tokens_details`), and on
+ * everything else the two agree, which the first test checks.
  */
 const streams = anthropicStreams();
-type Sdk = Awaited<ReturnType<ReturnType<Anthropic['messages']['stream']>['finalMessage']>>;
+type Sdk = Awaited<ReturnType<ReturnType<Anthropic['beta']['messages']['stream']>['finalMessage']>>;
 
 const stopReasons: Record<string, ModelResponse['stopReason']> = {
   end_turn: 'end_turn',
@@ -32,12 +35,21 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+const ask = { model: 'm', max_tokens: 10, messages: [{ role: 'user' as const, content: 'hi' }] };
 async function sdkTruth(stream: RecordedStream): Promise<Sdk | Error> {
   server.replies.push({ kind: 'raw', body: stream.sse });
   try {
-    return await client()
-      .messages.stream({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
-      .finalMessage();
+    return await client().beta.messages.stream(ask).finalMessage();
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+/** The plain (non-beta) accumulator, for the check that the two SDK accumulators agree. */
+async function plainTruth(stream: RecordedStream) {
+  server.replies.push({ kind: 'raw', body: stream.sse });
+  try {
+    return await client().messages.stream(ask).finalMessage();
   } catch (error) {
     return error as Error;
   }
@@ -73,19 +85,9 @@ function wireOf(block: AssistantBlock): unknown {
   }
 }
 
-/**
- * Where the SDK's accumulator is wrong and reins's rule wins, the SDK's block is corrected here:
- * - it keeps only the last `compaction_delta`-free start of a compaction block (`content: null`),
- *   but the API needs the summary back to continue the compacted conversation;
- * - it does not gather `input_json_delta` for `mcp_tool_use`, so the MCP call's input reads `{}`.
- * Both are checked against the recorded deltas in 'what the SDK drops' below.
- */
-const sdkWire = (block: Record<string, unknown>, ours: AssistantBlock | undefined) => {
+/** The SDK's block as JSON (no empty citation lists), to compare with reins's wire form. */
+const sdkWire = (block: Record<string, unknown>) => {
   const copy = JSON.parse(JSON.stringify(block)) as Record<string, unknown>;
-  if (ours?.type === 'provider' && (copy['type'] === 'compaction' || copy['type'] === 'mcp_tool_use')) {
-    const field = copy['type'] === 'compaction' ? 'content' : 'input';
-    copy[field] = ours.raw[field];
-  }
   if (
     copy['type'] === 'text' &&
     (copy['citations'] === null || (Array.isArray(copy['citations']) && copy['citations'].length === 0))
@@ -95,7 +97,7 @@ const sdkWire = (block: Record<string, unknown>, ours: AssistantBlock | undefine
 };
 
 /** Compares one reins response with the SDK's message, field by field. */
-function expectAgrees(name: string, ours: ModelResponse, sdk: Sdk, stream: RecordedStream) {
+function expectAgrees(name: string, ours: ModelResponse, sdk: Sdk) {
   const sdkText = sdk.content
     .flatMap((block: Sdk['content'][number]) => (block.type === 'text' ? [block.text] : []))
     .join('');
@@ -114,19 +116,23 @@ function expectAgrees(name: string, ours: ModelResponse, sdk: Sdk, stream: Recor
   );
   const blocks = ours.content.filter((block) => block !== container);
   expect(blocks.map(wireOf), `${name}: blocks`).toEqual(
-    sdk.content.map((block: Sdk['content'][number], at: number) => sdkWire(block as never, blocks[at])),
+    sdk.content.map((block: Sdk['content'][number]) => sdkWire(block as never)),
   );
   expect(ours.stopReason, `${name}: stop reason`).toBe(stopReasons[sdk.stop_reason ?? ''] ?? 'other');
   expect(ours.id, `${name}: id`).toBe(sdk.id);
   expect(ours.model, `${name}: model`).toBe(sdk.model);
-  const iterations = iterationsOf(stream);
-  if (iterations) return expectIterationUsage(name, ours, iterations);
-  expect(ours.usage, `${name}: usage`).toEqual({
-    inputTokens: sdk.usage.input_tokens,
-    outputTokens: sdk.usage.output_tokens,
-    cacheReadTokens: sdk.usage.cache_read_input_tokens ?? 0,
-    cacheWriteTokens: sdk.usage.cache_creation_input_tokens ?? 0,
-  });
+  const iterations = sdk.usage.iterations as Iteration[] | null | undefined;
+  if (iterations?.length) expectIterationUsage(name, ours, iterations);
+  else
+    expect(ours.usage && { ...ours.usage, reasoningTokens: undefined }, `${name}: usage`).toEqual({
+      inputTokens: sdk.usage.input_tokens,
+      outputTokens: sdk.usage.output_tokens,
+      cacheReadTokens: sdk.usage.cache_read_input_tokens ?? 0,
+      cacheWriteTokens: sdk.usage.cache_creation_input_tokens ?? 0,
+    });
+  const thinking = (sdk.usage as { output_tokens_details?: { thinking_tokens?: number } | null })
+    .output_tokens_details?.thinking_tokens;
+  expect(ours.usage?.reasoningTokens, `${name}: reasoning tokens`).toBe(thinking ?? undefined);
 }
 
 interface Iteration {
@@ -137,12 +143,6 @@ interface Iteration {
   cache_read_input_tokens?: number;
   cache_creation_input_tokens?: number;
 }
-
-const iterationsOf = (stream: RecordedStream): Iteration[] | undefined => {
-  const deltas = stream.events.filter((event) => event.type === 'message_delta');
-  const usage = (deltas.at(-1)?.['usage'] ?? {}) as { iterations?: Iteration[] };
-  return usage.iterations?.length ? usage.iterations : undefined;
-};
 
 /**
  * The SDK copies only the top-level counters of `message_delta`, which leave out compaction and
@@ -168,6 +168,10 @@ function expectIterationUsage(name: string, ours: ModelResponse, iterations: Ite
     ourSum((u) => u.cacheReadTokens),
     `${name}: cache read`,
   ).toBe(sum((s) => s.cache_read_input_tokens));
+  expect(
+    ourSum((u) => u.cacheWriteTokens),
+    `${name}: cache write`,
+  ).toBe(sum((s) => s.cache_creation_input_tokens));
   for (const entry of ours.additionalUsage ?? []) expect(entry.model).not.toBe(ours.model);
   const last = iterations.findLast((step) => step.type === 'message' || step.type === 'fallback_message');
   expect(ours.contextTokens, `${name}: context after the call`).toBe(
@@ -192,6 +196,23 @@ const reinsRule: Record<string, (ours: ModelResponse, sdk: Sdk | Error) => void>
     expect(() => JSON.parse(call?.inputText ?? '')).toThrow();
     // The recording stops at max_tokens: the loop labels that `truncated` and runs nothing.
     expect(ours.stopReason).toBe('max_tokens');
+    // Everything else agrees with the SDK: the same response with the SDK's shortened input
+    // put where reins keeps only the raw text.
+    const patched = {
+      ...ours,
+      content: ours.content.map((block) =>
+        block.type === 'tool_use' && block.inputText !== undefined
+          ? (() => {
+              const { inputText: _raw, ...rest } = block;
+              return {
+                ...rest,
+                input: (sdk as Sdk).content.find((b: Sdk['content'][number]) => b.type === 'tool_use')?.input,
+              };
+            })()
+          : block,
+      ),
+    } as ModelResponse;
+    expectAgrees('incomplete_partial_json_response', patched, sdk as Sdk);
   },
   // The SDK throws on a second message_start before message_stop. An exact repeat (same id, no
   // content yet) is a proxy's duplicate: reins ignores it.
@@ -217,6 +238,40 @@ const reinsRule: Record<string, (ours: ModelResponse, sdk: Sdk | Error) => void>
   },
 };
 
+describe('the two SDK accumulators', () => {
+  it('the plain MessageStream and the beta one agree on text, tool calls, stop reason, id and model', async () => {
+    let compared = 0;
+    for (const stream of streams) {
+      const [beta, plain] = [await sdkTruth(stream), await plainTruth(stream)];
+      if (beta instanceof Error || plain instanceof Error) {
+        expect(beta instanceof Error, stream.name).toBe(plain instanceof Error);
+        continue;
+      }
+      const pick = (message: Sdk | typeof plain) => ({
+        text: (message.content as { type: string; text?: string }[])
+          .flatMap((block) => (block.type === 'text' ? [block.text] : []))
+          .join(''),
+        calls: (message.content as { type: string; id?: string; input?: unknown }[]).flatMap((block) =>
+          block.type === 'tool_use' ? [[block.id, block.input]] : [],
+        ),
+        stop: message.stop_reason,
+        id: message.id,
+        model: message.model,
+      });
+      // After a `fallback` block the beta accumulator relabels the model to the one that served the
+      // answer (as the non-streaming message is labelled); the plain one keeps the first. reins
+      // follows the beta one: the serving model is the one whose price applies.
+      const fellBack = (beta.content as { type: string }[]).some((block) => block.type === 'fallback');
+      expect({ ...pick(beta), model: fellBack ? 'relabelled' : beta.model }, stream.name).toEqual({
+        ...pick(plain as never),
+        model: fellBack ? 'relabelled' : plain.model,
+      });
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(50);
+  });
+});
+
 describe(`recorded Anthropic streams (${streams.length}) agree with MessageStream.finalMessage()`, () => {
   for (const stream of streams) {
     it(stream.name, async () => {
@@ -229,7 +284,7 @@ describe(`recorded Anthropic streams (${streams.length}) agree with MessageStrea
       const rule = reinsRule[stream.name];
       if (rule) return rule(direct, truth);
       if (truth instanceof Error) throw truth;
-      expectAgrees(stream.name, direct, truth, stream);
+      expectAgrees(stream.name, direct, truth);
     });
   }
 });

@@ -64,6 +64,16 @@ export function usageOf(
   model: string | undefined,
   startPrefill: number,
 ): UsageReading {
+  const reading = billedUsageOf(usage, model, startPrefill);
+  // Thinking tokens (a part of output_tokens), for the model that answered.
+  const details = usage['output_tokens_details'] as { thinking_tokens?: unknown } | null | undefined;
+  const thinking = details?.thinking_tokens;
+  if (reading.usage && typeof thinking === 'number' && Number.isSafeInteger(thinking) && thinking >= 0)
+    reading.usage.reasoningTokens = Math.min(thinking, reading.usage.outputTokens);
+  return reading;
+}
+
+function billedUsageOf(usage: AnthropicUsage, model: string | undefined, startPrefill: number): UsageReading {
   // Nothing reported at all: no usage, so the loop bills its estimate rather than zero.
   if (typeof usage.input_tokens !== 'number' && typeof usage.output_tokens !== 'number') return {};
   const iterations = Array.isArray(usage.iterations) ? usage.iterations : [];

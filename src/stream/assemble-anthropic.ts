@@ -139,6 +139,7 @@ function apply(reading: Reading, event: AnthropicStreamEvent, options: AssembleO
       return start(reading, event.message);
     case 'content_block_start':
       if (Number.isSafeInteger(event.index)) reading.slots.set(event.index, openSlot(event.content_block));
+      fallback(reading, event.content_block);
       return reading;
     case 'content_block_delta':
       delta(reading.slots.get(event.index), event.delta, options);
@@ -186,6 +187,13 @@ function start(
   return next;
 }
 
+/** A `fallback` block names the model that served the rest of the response (as the SDK's beta accumulator reads it). */
+function fallback(reading: Reading, block: { type: string; [key: string]: unknown }) {
+  if (block.type !== 'fallback') return;
+  const to = block['to'] as { model?: unknown } | undefined;
+  if (typeof to?.model === 'string' && to.model !== '') reading.model = to.model;
+}
+
 function openSlot(block: { type: string; [key: string]: unknown }): Slot {
   const slot: Slot = { wire: { ...block }, closed: false };
   if (jsonInputTypes.has(block.type)) slot.json = { parser: createPartialJsonParser(), text: [], length: 0 };
@@ -223,8 +231,15 @@ function delta(
       if (slot.json && typeof change['partial_json'] === 'string')
         argumentDelta(slot, change['partial_json'], options);
       return;
+    case 'compaction_delta':
+      // The delta carries the block's final value (null content: the compaction failed), as the
+      // SDK's beta accumulator reads it; assigned, not appended.
+      if (wire['type'] !== 'compaction') return;
+      wire['content'] = change['content'] ?? null;
+      if ('encrypted_content' in change) wire['encrypted_content'] = change['encrypted_content'];
+      return;
     default:
-      // compaction_delta and anything newer: kept on the block as the provider sent it.
+      // Anything newer: kept on the block as the provider sent it.
       mergeUnknownDelta(wire, change);
   }
 }
