@@ -4,6 +4,7 @@ import type { Model, ModelSettings, ToolDefinition } from '../model/model.js';
 import type { SpendLimiter } from '../resilience/spend-limiter.js';
 import type { Clock } from '../time/clock.js';
 import type { PrefillCounter } from '../tokens/token-estimator.js';
+import type { AnyTool } from '../tools/define-tool.js';
 import type { RecordedLimits } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 import type { ApprovalVerdict } from './approval.js';
@@ -19,6 +20,11 @@ export interface LoopSetup {
   runId: string;
   model: Model;
   dispatcher: Dispatcher;
+  /**
+   * Every tool of the run by name, to tell which tool results in the input history a trusted tool
+   * returned. Without it (a replay) every such result is untrusted.
+   */
+  tools?: ReadonlyMap<string, AnyTool>;
   toolDefinitions: ToolDefinition[];
   limits: RecordedLimits;
   counter: PrefillCounter;

@@ -1,10 +1,12 @@
 import { DriftMonitor } from '../controls/drift-monitor.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
-import { TaintLedger } from '../controls/taint-ledger.js';
-import type { Message } from '../model/content.js';
+import { leavesOf, TaintLedger, valuesAt } from '../controls/taint-ledger.js';
+import type { Message, ToolResultBlock } from '../model/content.js';
 import type { Model, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
+import type { AnyTool } from '../tools/define-tool.js';
 import type { StepPrepareEvent } from '../trace/events.js';
 import { linkedController } from './abort.js';
+import { delimitUntrusted } from './dispatch/size-result.js';
 import type { LoopSetup } from './loop-setup.js';
 import type { Outcome } from './outcome.js';
 import {
@@ -94,12 +96,7 @@ export interface LoopState {
 export function createLoopState(setup: LoopSetup): LoopState {
   const initial = setup.state;
   const { limits, clock } = setup;
-  const taint = new TaintLedger(initial.taint ?? undefined);
-  if (initial.system !== '') taint.noteTrustedText(initial.system);
-  for (const message of initial.messages) {
-    if (message.role !== 'user') continue;
-    for (const block of message.content) if (block.type === 'text') taint.noteTrustedText(block.text);
-  }
+  const taint = seedLedger(setup);
   const repeats =
     limits.repeatLimit === null ? undefined : new RepeatDetector(limits.repeatLimit, initial.repeatCounts);
   repeats?.trackChanges();
@@ -145,6 +142,69 @@ export function createLoopState(setup: LoopSetup): LoopState {
   // One listener for the whole run forwards an abort to whichever batch is running.
   run.signal.addEventListener('abort', () => state.batch?.abort(run.signal.reason), { once: true });
   return state;
+}
+
+/**
+ * The ledger a segment starts with: the system prompt's and the user's words as trusted text, and
+ * the taint the state carries. A resumed state carries its ledger. A conversation continued by
+ * passing earlier messages as `input` has none, so its tool results are read here: each is
+ * untrusted unless the `tool_use` that asked for it names a tool of this run with trusted output.
+ * Untrusted history stays untrusted however the conversation is continued.
+ */
+function seedLedger(setup: LoopSetup): TaintLedger {
+  const initial = setup.state;
+  const taint = new TaintLedger(initial.taint ?? undefined);
+  if (initial.system !== '') taint.noteTrustedText(initial.system);
+  const readResults = initial.taint === undefined || initial.taint === null;
+  const toolOfCall = new Map<string, string>();
+  for (const message of initial.messages) {
+    if (message.role === 'assistant') {
+      for (const block of message.content)
+        if (block.type === 'tool_use') toolOfCall.set(block.id, block.name);
+      continue;
+    }
+    for (const block of message.content) {
+      if (block.type === 'text') taint.noteTrustedText(block.text);
+      else if (block.type === 'tool_result' && readResults) {
+        const name = toolOfCall.get(block.toolUseId);
+        noteHistoricResult(taint, block, name === undefined ? undefined : setup.tools?.get(name));
+      }
+    }
+  }
+  return taint;
+}
+
+/** A result from the history, as the ledger would have noted it when it arrived. */
+function noteHistoricResult(taint: TaintLedger, block: ToolResultBlock, tool: AnyTool | undefined): void {
+  if (tool === undefined) taint.noteResult(true, []);
+  // Errors vouch for no values, as in a live run.
+  else if (tool.trustedOutput)
+    taint.noteResult(false, block.isError ? [] : leavesOf(parsed(block.content)).map((leaf) => leaf.value));
+  else {
+    const output = block.isError ? undefined : parsed(undelimited(tool.name, block.content));
+    const values =
+      output === undefined ? [] : tool.trustedOutputFields.flatMap((path) => valuesAt(output, path));
+    taint.noteResult(true, values);
+  }
+}
+
+function parsed(content: string): unknown {
+  try {
+    return JSON.parse(content);
+  } catch {
+    return content;
+  }
+}
+
+/** The result inside the delimiter a live run put around untrusted output, unescaped. */
+function undelimited(tool: string, content: string): string {
+  const empty = delimitUntrusted(tool, '');
+  const open = empty.slice(0, empty.indexOf('\n') + 1);
+  const close = empty.slice(open.length);
+  if (!content.startsWith(open) || !content.endsWith(close)) return content;
+  return content
+    .slice(open.length, content.length - close.length)
+    .replace(/&lt;(\/?tool-output)/gi, (_tag, name: string) => `<${name}`);
 }
 
 /** The serializable state, as a checkpoint or a result holds it. */

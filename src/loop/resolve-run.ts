@@ -72,6 +72,7 @@ export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
       },
       estimator: counter.estimator,
     }),
+    tools: new Map((options.tools ?? []).map((tool) => [tool.name, tool])),
     toolDefinitions: definitions,
     limits,
     counter,

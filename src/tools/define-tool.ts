@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { JsonValue } from '../model/content.js';
 import type { ToolDefinition } from '../model/model.js';
+import { InputFields } from './input-fields.js';
 import type { InferOutput, StandardIssue, StandardResult, StandardSchema } from './standard-schema.js';
 
 /** The end user a run acts for. Tools are authorized against this, never the agent's own rights. */
@@ -194,6 +195,8 @@ export function defineTool<S extends StandardSchema, Output>(
     );
   }
   const inputJsonSchema = spec.inputJsonSchema ?? jsonSchemaOf(spec.name, spec.input);
+  if (spec.sensitiveArguments !== undefined)
+    assertSensitiveFields(spec.name, spec.sensitiveArguments, inputJsonSchema);
   const outputSchema = spec.output?.['~standard'];
   return {
     name: spec.name,
@@ -236,6 +239,41 @@ export function defineTool<S extends StandardSchema, Output>(
           },
     execute: spec.execute,
   };
+}
+
+/**
+ * A sensitive argument that names no field of the schema (`recipient` for `to`, or `To`) would
+ * silently leave that field unchecked: the guard finds no value there and passes the call.
+ */
+function assertSensitiveFields(
+  name: string,
+  sensitive: readonly string[] | 'all',
+  schema: { [key: string]: JsonValue },
+): void {
+  if (sensitive === 'all') return;
+  const label = `tool ${name}.sensitiveArguments`;
+  if (!Array.isArray(sensitive))
+    throw new ConfigurationError(label, `must be 'all' or a list of input paths, got ${String(sensitive)}`);
+  const fields = new InputFields(schema);
+  for (const path of sensitive) {
+    if (typeof path !== 'string' || path === '')
+      throw new ConfigurationError(label, `must hold dotted input paths, got ${JSON.stringify(path)}`);
+    if (fields.has(path)) continue;
+    const segments = path.split('.');
+    const last = segments.pop() as string;
+    const names = fields.names(segments);
+    const near = names.find((candidate) => candidate.toLowerCase() === last.toLowerCase());
+    const hint =
+      near === undefined
+        ? ''
+        : ` (field names are case-sensitive: did you mean "${[...segments, near].join('.')}"?)`;
+    const known =
+      names.length === 0 ? '' : `; the fields there are ${names.map((field) => `"${field}"`).join(', ')}`;
+    throw new ConfigurationError(
+      label,
+      `"${path}" names no field of the input schema, so the taint guard would check nothing there${hint}${known}`,
+    );
+  }
 }
 
 function validationOf<Output>(result: StandardResult<Output>): InputValidation<Output> {

@@ -1,4 +1,6 @@
+import type { FieldNames } from '../../controls/taint-ledger.js';
 import type { AnyTool } from '../../tools/define-tool.js';
+import { InputFields } from '../../tools/input-fields.js';
 import { type Guarded, guard } from '../boundary.js';
 import type { CallPlan, Emit, PlanRequest } from '../call-plan.js';
 import type { TaintOptions } from '../options.js';
@@ -7,6 +9,18 @@ import { andThen, emitted, type MaybePromise } from './maybe-async.js';
 import { errorContent, planOf, settled } from './settlement.js';
 
 type AllowEntry = Required<TaintOptions>['allowWhileTainted'][number];
+
+/** Which keys of a tool's input are field names and which are data, read from its schema once. */
+const fieldNamesOf = new WeakMap<AnyTool, FieldNames>();
+function fieldNames(tool: AnyTool): FieldNames {
+  let names = fieldNamesOf.get(tool);
+  if (!names) {
+    const fields = new InputFields(tool.inputJsonSchema);
+    names = (objectPath, key) => fields.isFieldName(objectPath, key);
+    fieldNamesOf.set(tool, names);
+  }
+  return names;
+}
 
 /**
  * Stage 7: the taint guard. While untrusted content is in the context, a tool that needs trusted
@@ -22,7 +36,11 @@ export function checkTaint(
   emit: Emit,
 ): MaybePromise<CallPlan | undefined> {
   if (!taint.enabled || !tool.requiresTrustedContext || !request.taint.tainted) return undefined;
-  const untrustedArguments = request.taint.untrustedArguments(input, tool.sensitiveArguments);
+  const untrustedArguments = request.taint.untrustedArguments(
+    input,
+    tool.sensitiveArguments,
+    fieldNames(tool),
+  );
   // The allow-list is consulted only when provenance alone does not clear the call.
   const listed =
     untrustedArguments.length === 0

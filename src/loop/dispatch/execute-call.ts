@@ -84,8 +84,13 @@ function recordLate(
     .catch(() => {});
 }
 
-/** What the model is told when the tool threw: its own ToolError, a transient failure, or an internal error. */
+/**
+ * What the model is told when the tool threw: its own ToolError, a transient failure, or an internal
+ * error. The first two quote the error's text, which may quote what the tool fetched ("No page at
+ * …: <the page>"), so from an untrusted tool they taint the context like its output would.
+ */
 function thrownSettlement(tool: AnyTool, thrown: unknown): CallSettlement {
+  const untrusted = !tool.trustedOutput;
   try {
     if (isToolError(thrown)) {
       const extra: Record<string, unknown> = { retry: thrown.retry };
@@ -97,6 +102,7 @@ function thrownSettlement(tool: AnyTool, thrown: unknown): CallSettlement {
         error: errorInfo(thrown),
         fatal: thrown.fatal,
         terminal: thrown.retry === 'no',
+        untrusted,
       };
     }
     // Classified, so a 503 from a downstream is not mistaken for a call that can never work.
@@ -116,6 +122,7 @@ function thrownSettlement(tool: AnyTool, thrown: unknown): CallSettlement {
           true,
         ),
         error: errorInfo(thrown),
+        untrusted,
       };
     }
   } catch {
