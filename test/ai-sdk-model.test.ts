@@ -407,9 +407,7 @@ describe('aiSdkModel with the AI SDK mock model (LanguageModelV4)', () => {
     expect(classifyError(error)).toMatchObject({ kind: 'throttled', status: 429, reason: 'status 429' });
   });
 
-  // classifyError reads Retry-After from `headers` / `response.headers`; APICallError keeps them in
-  // `responseHeaders`. Needed in src/resilience/classify-error.ts: headersOf() also reads
-  // `value['responseHeaders']`. Remove `.fails` when it does.
+  // APICallError keeps its headers in `responseHeaders`, which classifyError reads.
   it('classifyError honours Retry-After from APICallError.responseHeaders', () => {
     const error = new APICallError({
       message: 'Too Many Requests',

@@ -1,12 +1,15 @@
+import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { anthropicModel } from '../src/anthropic/index.js';
 import { runAgent } from '../src/index.js';
 import type { ModelRequest } from '../src/model/model.js';
-import { openAIModel } from '../src/openai/index.js';
+import { openAIModel, openAIResponsesModel } from '../src/openai/index.js';
 import { classifyError, retryingModel } from '../src/resilience/index.js';
+import { assembleOpenAIChatStream, assembleOpenAIResponsesStream, StreamError } from '../src/stream/index.js';
 import { type Reply, startProviderServer } from './support/provider-server.js';
+import { openAIResponsesStreams } from './support/recorded-streams.js';
 
 /**
  * Errors the way the SDKs see them: each error body below is the documented wire shape (Anthropic's
@@ -210,6 +213,72 @@ describe('HTTP errors the way the SDKs retry them', () => {
       kind: 'throttled',
       status: 529,
       reason: 'overloaded_error',
+    });
+  });
+});
+
+describe('recorded error bodies, and the SDK stream fed straight to an assembler', () => {
+  const recordedBody = (path: string) =>
+    JSON.parse(readFileSync(new URL(`./fixtures/provider-streams/${path}`, import.meta.url), 'utf8'));
+
+  it('the recorded 400s (a legacy parameter on Chat, temperature on a reasoning model) are terminal, message kept', async () => {
+    const chat = await openAIThrown({
+      kind: 'error',
+      status: 400,
+      body: recordedBody('vercel/openai-chat/reasoning-model-legacy-parameter-error.json'),
+    });
+    expect(classifyError(chat)).toMatchObject({
+      kind: 'terminal',
+      status: 400,
+      providerMessage: expect.stringContaining("'max_tokens' is not supported"),
+    });
+    await server?.close();
+    server = await startProviderServer([
+      {
+        kind: 'error',
+        status: 400,
+        body: recordedBody('vercel/openai-responses/reasoning-model-temperature-error.json'),
+      },
+    ]);
+    const client = new OpenAI({ apiKey: 't', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const responses = await openAIResponsesModel(client, { model: 'gpt-5' })
+      .generate(request)
+      .catch((error: unknown) => error);
+    expect(classifyError(responses)).toMatchObject({
+      kind: 'terminal',
+      status: 400,
+      providerMessage: expect.stringContaining("'temperature' is not supported"),
+    });
+  });
+
+  it('assembleOpenAIResponsesStream on the raw SDK stream keeps the recorded in-stream error (insufficient_quota: terminal)', async () => {
+    const recorded = openAIResponsesStreams().find((stream) =>
+      stream.name.endsWith('openai-error.1.chunks.txt'),
+    );
+    server = await startProviderServer([{ kind: 'raw', body: recorded?.sse ?? '' }]);
+    const client = new OpenAI({ apiKey: 't', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const stream = await client.responses.create({ model: 'gpt-5-nano', input: 'hi', stream: true });
+    const thrown = await assembleOpenAIResponsesStream(stream).catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(StreamError);
+    expect(classifyError(thrown)).toMatchObject({ kind: 'terminal', reason: 'insufficient_quota' });
+  });
+
+  it('assembleOpenAIChatStream on the raw SDK stream keeps an error chunk after partial output', async () => {
+    server = await startProviderServer([
+      openAIMidStreamError({ code: 502, message: 'Provider returned error' }),
+    ]);
+    const client = new OpenAI({ apiKey: 't', baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
+    const thrown = await assembleOpenAIChatStream(stream as never).catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(StreamError);
+    expect(classifyError(thrown)).toMatchObject({
+      kind: 'transient',
+      status: 502,
+      providerMessage: 'Provider returned error',
     });
   });
 });
