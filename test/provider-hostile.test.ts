@@ -235,7 +235,9 @@ describe('continuing on Anthropic after another provider', () => {
     ];
     const result = await runAgent({ model: anthropic(server.url), input: messages });
     expect(result.outcome).toEqual({ kind: 'answered', text: 'Answer.' });
-    const sent = (server.requests[0]?.body as { messages: { role: string; content: unknown[] }[] }).messages;
+    const sent =
+      (server.requests[0]?.body as { messages: { role: string; content: unknown[] }[] } | undefined)
+        ?.messages ?? [];
     expect(sent.map((message) => message.role)).toEqual(['user']);
     expect(sent[0]?.content).toEqual([
       { type: 'text', text: 'Think.' },
