@@ -5,7 +5,7 @@
  * outlives `maxWallMs`, and never performs one side effect twice.
  *
  * Budget: `FUZZ_RUNS` (default 200) runs shared by every property here; `FUZZ_RUNS=100000` on
- * demand. fast-check prints the seed and path of a failure: replay it with `FUZZ_SEED=… FUZZ_PATH=…`.
+ * demand. fast-check prints the seed and path of a failure: replay it with `FUZZ_SEED=… FUZZ_PATH=…`; the default seed is fixed (`FUZZ_SEED=random` explores).
  * `FUZZ_COLLECT=1` (or `FUZZ_IGNORE=regex`) records violations instead of failing on the first one,
  * for long exploration runs; see test/fuzz/contract.ts.
  */

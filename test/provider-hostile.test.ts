@@ -272,3 +272,22 @@ describe('settings set on an adapter are checked like the run’s', () => {
     expect(server.requests).toHaveLength(0);
   });
 });
+
+describe('blocks the loop could not reload', () => {
+  it.each([
+    [{ type: 'image', source: 'x' }, 'source'],
+    [{ type: 'thinking' }, 'thinking'],
+    [{ type: 'provider', provider: 'anthropic', kind: 'x' }, 'raw'],
+  ])('a model returning %j is a malformed response, labeled, never kept', async (block, field) => {
+    const model: Model = {
+      name: 'm',
+      generate: async () => ({ content: [block as never], stopReason: 'end_turn' }),
+    };
+    const result = await runAgent({ model, input: 'hi' });
+    expect(result.outcome).toMatchObject({
+      kind: 'hard_error',
+      source: 'malformed_response',
+      error: { message: expect.stringContaining(field) },
+    });
+  });
+});

@@ -281,7 +281,7 @@ function checkMessage(message: unknown, index: number): void {
  * sub-field at fault), or undefined. A user message holds text and tool results, an assistant's
  * text and tool calls: every other block would reach the provider or the token count unread.
  */
-function blockProblem(block: unknown, role: 'user' | 'assistant'): string | undefined {
+export function blockProblem(block: unknown, role: 'user' | 'assistant'): string | undefined {
   if (!isFields(block)) return `must be a content block, got ${shown(block)}`;
   const type = block['type'];
   if (typeof type !== 'string') return `.type must be a string, got ${shown(type)}`;

@@ -3,6 +3,7 @@ import { assistantBlockTypes } from '../../model/content.js';
 import type { ModelResponse, Usage } from '../../model/model.js';
 import type { LoopState } from '../loop-state.js';
 import type { Outcome, UnexecutedCall } from '../outcome.js';
+import { blockProblem } from '../run-state.js';
 import type { ModelTurn } from './call-model.js';
 
 /** What the response means for the run: it ended, it goes on to the next call, or it asks for tools. */
@@ -120,6 +121,9 @@ export function malformed(response: unknown): string | undefined {
       continue;
     }
     if (typeof typed?.type === 'string' && assistantBlockTypes.has(typed.type)) {
+      // The same check a checkpoint's blocks get, so the loop never keeps what it cannot reload.
+      const shape = blockProblem(block, 'assistant');
+      if (shape) return `response.content holds a ${typed.type} block whose ${shape.replace(/^\./, '')}`;
       const problem = jsonProblem(block, 0, new Set());
       if (problem) return `response.content holds a ${typed.type} block that ${problem}`;
       continue;
