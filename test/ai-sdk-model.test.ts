@@ -1,6 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import {
   APICallError,
+  JSONParseError,
   type LanguageModelV4CallOptions,
   type LanguageModelV4StreamPart,
   type LanguageModelV4Usage,
@@ -107,6 +108,42 @@ describe('aiSdkModel with the AI SDK mock model (LanguageModelV4)', () => {
       cacheWriteTokens: 0,
     });
     expect(response.model).toBe('mock-1');
+  });
+
+  it('usage: reasoning counted beside the output total (xAI over Chat Completions) is added back; inside it, not', async () => {
+    const read = async (outputTokens: LanguageModelV4Usage['outputTokens'], raw?: Record<string, number>) =>
+      (
+        await aiSdkModel(
+          mock([
+            {
+              type: 'finish',
+              finishReason: { unified: 'stop', raw: 'stop' },
+              usage: {
+                inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: undefined },
+                outputTokens,
+                ...(raw ? { raw } : {}),
+              },
+            },
+          ]),
+        ).generate(ask())
+      ).usage;
+    // More reasoning than the whole output: it cannot be a part of it.
+    expect(await read({ total: 26, text: 0, reasoning: 227 })).toMatchObject({
+      outputTokens: 26 + 227,
+      reasoningTokens: 227,
+    });
+    // Less, but the raw Chat usage adds up only with the reasoning beside the completion.
+    const beside = { prompt_tokens: 10, completion_tokens: 300, total_tokens: 410 };
+    expect(await read({ total: 300, text: 200, reasoning: 100 }, beside)).toMatchObject({
+      outputTokens: 400,
+      reasoningTokens: 100,
+    });
+    const inside = { prompt_tokens: 10, completion_tokens: 300, total_tokens: 310 };
+    expect(await read({ total: 300, text: 200, reasoning: 100 }, inside)).toMatchObject({
+      outputTokens: 300,
+      reasoningTokens: 100,
+    });
+    expect(await read({ total: 300, text: 200, reasoning: 100 })).toMatchObject({ outputTokens: 300 });
   });
 
   it('tool calls: arguments shown as they stream, input parsed from the tool-call part; "" is {} and bad JSON stays text', async () => {
@@ -311,6 +348,25 @@ describe('aiSdkModel with the AI SDK mock model (LanguageModelV4)', () => {
     expect(classifyError(error)).toMatchObject({ kind: 'throttled', status: 529 });
   });
 
+  it("an error part carrying the provider parser's JSONParseError is malformed_event (502), retried as on the native path", async () => {
+    const parseError = new JSONParseError({
+      text: '{"type":"response.created"',
+      cause: new SyntaxError('bad'),
+    });
+    const error = await aiSdkModel(
+      mock([
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: 'Hi' },
+        { type: 'error', error: parseError },
+      ]),
+    )
+      .generate(ask())
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StreamError);
+    expect(error).toMatchObject({ type: 'malformed_event', status: 502, body: parseError });
+    expect(classifyError(error)).toMatchObject({ kind: 'transient', status: 502 });
+  });
+
   it('an error part that is a bare body gets its status from its type', async () => {
     const model = aiSdkModel(mock([{ type: 'error', error: { type: 'api_error', message: 'boom' } }]));
     await expect(model.generate(ask())).rejects.toMatchObject({
@@ -417,6 +473,28 @@ describe('aiSdkModel with the AI SDK mock model (LanguageModelV4)', () => {
       responseHeaders: { 'retry-after': '2' },
     });
     expect(classifyError(error)).toMatchObject({ kind: 'throttled', status: 429, retryAfterMs: 2_000 });
+  });
+
+  // The parsed error body is the APICallError's `data`: a quota code there is billing, not load.
+  it('classifyError reads the error code in APICallError.data: a 429 insufficient_quota is terminal', () => {
+    const error = new APICallError({
+      message: 'You exceeded your current quota',
+      url: 'http://127.0.0.1/v1/responses',
+      requestBodyValues: {},
+      statusCode: 429,
+      data: {
+        error: {
+          message: 'You exceeded your current quota',
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+        },
+      },
+    });
+    expect(classifyError(error)).toMatchObject({
+      kind: 'terminal',
+      status: 429,
+      reason: 'insufficient_quota',
+    });
   });
 
   it('maps the request: system, user media, tool calls and results (named, errors, attachments), tools, choice, sampling, signal', async () => {

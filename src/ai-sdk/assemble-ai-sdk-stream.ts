@@ -318,14 +318,44 @@ export function usageOf(usage: LanguageModelV4Usage | undefined): Usage | undefi
     return undefined;
   const cacheReadTokens = input?.cacheRead ?? 0;
   const cacheWriteTokens = input?.cacheWrite ?? 0;
+  const reasoning = output?.reasoning;
+  let outputTokens = output?.total ?? (output?.text ?? 0) + (reasoning ?? 0);
+  // Reasoning the provider counted beside its output total, not inside it, is added back.
+  if (
+    reasoning !== undefined &&
+    reasoning > 0 &&
+    output?.total !== undefined &&
+    reasonedBeside(usage, reasoning)
+  )
+    outputTokens += reasoning;
   const result: Usage = {
     inputTokens: input?.noCache ?? Math.max(0, (input?.total ?? 0) - cacheReadTokens - cacheWriteTokens),
-    outputTokens: output?.total ?? (output?.text ?? 0) + (output?.reasoning ?? 0),
+    outputTokens,
     cacheReadTokens,
     cacheWriteTokens,
   };
-  if (output?.reasoning !== undefined) result.reasoningTokens = output.reasoning;
+  if (reasoning !== undefined) result.reasoningTokens = reasoning;
   return result;
+}
+
+/**
+ * Whether `outputTokens.reasoning` lies outside `outputTokens.total`: more reasoning than the whole
+ * output, or a Chat Completions `raw` usage whose `total_tokens` is prompt + completion + reasoning
+ * (xAI: the rule the native Chat adapter applies). `@ai-sdk/openai` passes `completion_tokens`
+ * through as the total, so without this the output (and the budget) would miss the reasoning.
+ */
+function reasonedBeside(usage: LanguageModelV4Usage | undefined, reasoning: number): boolean {
+  const total = usage?.outputTokens.total ?? 0;
+  if (reasoning > total) return true;
+  const raw = (usage as { raw?: { [key: string]: unknown } } | undefined)?.raw;
+  const prompt = raw?.['prompt_tokens'];
+  const completion = raw?.['completion_tokens'];
+  return (
+    typeof prompt === 'number' &&
+    completion === total &&
+    typeof raw?.['total_tokens'] === 'number' &&
+    raw['total_tokens'] === prompt + total + reasoning
+  );
 }
 
 /**
@@ -334,6 +364,14 @@ export function usageOf(usage: LanguageModelV4Usage | undefined): Usage | undefi
  */
 function streamErrorOf(error: unknown): StreamError {
   if (error instanceof StreamError) return error;
+  // A frame that was not JSON (the provider's parser says `AI_JSONParseError`): a garbled upstream
+  // response, the 502 `malformed_event` the native adapters give, worth another attempt.
+  if ((error as { name?: unknown } | null)?.name === 'AI_JSONParseError')
+    return new StreamError(
+      'malformed_event',
+      `the provider sent an event that is not JSON: ${(error as Error).message}`,
+      { status: 502, body: error },
+    );
   const value = (error !== null && typeof error === 'object' ? error : {}) as {
     type?: unknown;
     code?: unknown;

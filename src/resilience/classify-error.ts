@@ -133,7 +133,8 @@ interface ProviderError {
  * OpenRouter's numeric `code`) is what says whether to retry.
  */
 function providerErrorOf(value: Loose): ProviderError {
-  const body = (value['error'] ?? value['body']) as Loose | undefined;
+  // The AI SDK's `APICallError` keeps the parsed body in `data`.
+  const body = (value['error'] ?? value['body'] ?? value['data']) as Loose | undefined;
   const inner = body && typeof body === 'object' ? ((body['error'] as Loose | undefined) ?? body) : undefined;
   const read = (source: Loose | undefined, key: string) =>
     source && typeof source === 'object' ? source[key] : undefined;
