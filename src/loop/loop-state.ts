@@ -1,7 +1,7 @@
 import { DriftMonitor } from '../controls/drift-monitor.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
 import { leavesOf, TaintLedger, valuesAt } from '../controls/taint-ledger.js';
-import type { Message, ToolResultBlock } from '../model/content.js';
+import { carriesExternalData, type Message, type ToolResultBlock } from '../model/content.js';
 import type { Model, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { StepPrepareEvent } from '../trace/events.js';
@@ -161,6 +161,8 @@ function seedLedger(setup: LoopSetup): TaintLedger {
     if (message.role === 'assistant') {
       for (const block of message.content)
         if (block.type === 'tool_use') toolOfCall.set(block.id, block.name);
+      // Server-side tool results in the history are untrusted, as they were when they arrived.
+      if (readResults && carriesExternalData(message.content)) taint.noteResult(true, []);
       continue;
     }
     for (const block of message.content) {

@@ -11,6 +11,7 @@ import type { TokenEstimator } from '../tokens/token-estimator.js';
 import type { Actor, AnyTool } from '../tools/define-tool.js';
 import type { TraceSink } from '../trace/sink.js';
 import type { ApprovalVerdict } from './approval.js';
+import { blockProblem } from './run-state.js';
 
 /** What an authorizer is asked about one call. */
 export interface AuthorizationRequest {
@@ -443,6 +444,15 @@ function validateMessage(message: unknown, index: number): void {
         `${field}.type`,
         `must be one of ${[...new Set([...userBlockTypes, ...assistantBlockTypes])].join(', ')}, got ${typedBlock.type}`,
       );
+    // The checkpoint's own check: what the loop could not reload is refused at the door.
+    const problem = blockProblem(block, typed.role === 'assistant' ? 'assistant' : 'user');
+    if (problem !== undefined) {
+      const [path = '', ...words] = problem.split(' ');
+      throw new ConfigurationError(
+        path.startsWith('.') ? `${field}${path}` : field,
+        path.startsWith('.') ? words.join(' ') : problem,
+      );
+    }
   });
 }
 

@@ -285,10 +285,12 @@ export function blockProblem(block: unknown, role: 'user' | 'assistant'): string
   if (!isFields(block)) return `must be a content block, got ${shown(block)}`;
   const type = block['type'];
   if (typeof type !== 'string') return `.type must be a string, got ${shown(type)}`;
-  if (type === 'text')
-    return typeof block['text'] === 'string'
-      ? undefined
-      : `.text must be a string, got ${shown(block['text'])}`;
+  if (type === 'text') {
+    if (typeof block['text'] !== 'string') return `.text must be a string, got ${shown(block['text'])}`;
+    return block['citations'] !== undefined && !Array.isArray(block['citations'])
+      ? `.citations must be an array, got ${shown(block['citations'])}`
+      : undefined;
+  }
   if (type === 'tool_use' && role === 'assistant') return toolUseProblem(block);
   if (type === 'tool_result' && role === 'user') {
     if (typeof block['toolUseId'] !== 'string')
@@ -297,30 +299,72 @@ export function blockProblem(block: unknown, role: 'user' | 'assistant'): string
       return `.content must be a string, got ${shown(block['content'])}`;
     if (typeof block['isError'] !== 'boolean')
       return `.isError must be a boolean, got ${shown(block['isError'])}`;
-    if (block['attachments'] !== undefined && !Array.isArray(block['attachments']))
-      return `.attachments must be an array, got ${shown(block['attachments'])}`;
-    return undefined;
+    return attachmentsProblem(block['attachments']);
   }
   const allowed = role === 'user' ? userBlockTypes : assistantBlockTypes;
   if (type !== 'tool_use' && type !== 'tool_result' && allowed.has(type)) return otherBlockProblem(block);
   return `.type is ${shown(type)}; ${role === 'user' ? 'a user message holds' : 'an assistant message holds'} ${[...allowed].join(', ')} blocks`;
 }
 
+/** A tool result's attachments: absent, or images and documents with valid sources. */
+function attachmentsProblem(attachments: unknown): string | undefined {
+  if (attachments === undefined) return undefined;
+  if (!Array.isArray(attachments)) return `.attachments must be an array, got ${shown(attachments)}`;
+  for (let at = 0; at < attachments.length; at++) {
+    const media: unknown = attachments[at];
+    if (!isFields(media) || (media['type'] !== 'image' && media['type'] !== 'document'))
+      return `.attachments.${at} must be an image or document block, got ${shown(media)}`;
+    const problem = otherBlockProblem(media);
+    if (problem) return `.attachments.${at}${problem}`;
+  }
+  return undefined;
+}
+
+const optional = (block: Fields, field: string, kind: 'string'): string | undefined =>
+  block[field] === undefined || typeof block[field] === kind
+    ? undefined
+    : `.${field} must be a ${kind} when set, got ${shown(block[field])}`;
+
+/** An image's or document's source: base64 with a media type, or a URL. */
+function sourceProblem(source: unknown): string | undefined {
+  if (!isFields(source)) return `.source must be an object, got ${shown(source)}`;
+  if (source['type'] === 'base64') {
+    if (typeof source['mediaType'] !== 'string')
+      return `.source.mediaType must be a string, got ${shown(source['mediaType'])}`;
+    return typeof source['data'] === 'string'
+      ? undefined
+      : `.source.data must be a string, got ${shown(source['data'])}`;
+  }
+  if (source['type'] === 'url') {
+    if (typeof source['url'] !== 'string') return `.source.url must be a string, got ${shown(source['url'])}`;
+    return optional(source, 'mediaType', 'string') === undefined
+      ? undefined
+      : `.source.mediaType must be a string when set, got ${shown(source['mediaType'])}`;
+  }
+  return `.source.type must be 'base64' or 'url', got ${shown(source['type'])}`;
+}
+
 /** The fields the thinking, provider and media blocks need, or undefined when they are there. */
 function otherBlockProblem(block: Fields): string | undefined {
   const need = (field: string, kind: 'string' | 'object') =>
-    typeof block[field] === kind && block[field] !== null
+    (kind === 'object' ? isFields(block[field]) : typeof block[field] === kind)
       ? undefined
       : `.${field} must be ${kind === 'string' ? 'a string' : 'an object'}, got ${shown(block[field])}`;
   switch (block['type']) {
     case 'thinking':
-      return need('thinking', 'string');
+      return (
+        need('thinking', 'string') ??
+        optional(block, 'signature', 'string') ??
+        optional(block, 'provider', 'string')
+      );
     case 'redacted_thinking':
-      return need('data', 'string');
+      return need('data', 'string') ?? optional(block, 'provider', 'string');
     case 'provider':
       return need('provider', 'string') ?? need('kind', 'string') ?? need('raw', 'object');
+    case 'document':
+      return sourceProblem(block['source']) ?? optional(block, 'title', 'string');
     default:
-      return need('source', 'object');
+      return sourceProblem(block['source']);
   }
 }
 

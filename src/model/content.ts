@@ -137,6 +137,29 @@ export function textOf(blocks: readonly (AssistantBlock | UserBlock)[]): string 
   return text;
 }
 
+/**
+ * Provider block kinds that hold no outside data: the model's own server-tool calls (their results
+ * come as blocks of their own), the code-execution container handle, a fallback notice, the AI
+ * SDK's per-turn metadata part. Every other kind, known or new, counts as data.
+ */
+const nonDataKinds: ReadonlySet<string> = new Set([
+  'container',
+  'fallback',
+  'server_tool_use',
+  'mcp_tool_use',
+  'custom',
+  'tool-call',
+]);
+
+/**
+ * Whether an assistant turn carries data from outside (a server-side tool's result: web search,
+ * web fetch, code execution, MCP, file search, anything a provider ran, and any block kind reins
+ * does not know): such content is untrusted exactly like a client tool's result.
+ */
+export function carriesExternalData(blocks: readonly AssistantBlock[]): boolean {
+  return blocks.some((block) => block.type === 'provider' && !nonDataKinds.has(block.kind));
+}
+
 /** The tool calls in an assistant turn, in order. */
 export function toolCallsOf(blocks: readonly AssistantBlock[]): ToolUseBlock[] {
   return blocks.filter((block): block is ToolUseBlock => block.type === 'tool_use');

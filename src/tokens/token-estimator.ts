@@ -40,14 +40,22 @@ export function countBlockDefault(estimator: TokenEstimator, block: AssistantBlo
 }
 
 /**
- * A fixed allowance for an image or document: providers size images by pixels (Anthropic about
- * width×height/750, at most ~1,600 tokens for a full-size image) and PDFs by page, neither knowable
- * from the block alone; the provider's count replaces this after the call.
+ * What an image or a document costs before the provider says. Images: a fixed allowance
+ * (Anthropic sizes them at about width×height/750, at most ~1,600 tokens at full size; the pixels
+ * are not known from the block). Documents given inline are sized by their bytes, so a large one
+ * cannot slip past the context budget: plain text at four characters a token, a PDF at one token
+ * per 25 bytes (~2,000 tokens for a typical 50 KB page, text and page image together), never less
+ * than the allowance. A URL source gets the allowance. The provider's count replaces the estimate.
  */
 export const mediaTokenAllowance = { image: 1_600, document: 3_000 } as const;
 
 function mediaTokens(block: MediaBlock): number {
-  return block.type === 'image' ? mediaTokenAllowance.image : mediaTokenAllowance.document;
+  if (block.type === 'image') return mediaTokenAllowance.image;
+  const source = block.source;
+  if (source.type !== 'base64' || typeof source.data !== 'string') return mediaTokenAllowance.document;
+  const bytes = Math.floor((source.data.length * 3) / 4);
+  const sized = source.mediaType === 'text/plain' ? Math.ceil(bytes / 4) : Math.ceil(bytes / 25);
+  return Math.max(mediaTokenAllowance.document, sized);
 }
 
 /**

@@ -1,6 +1,12 @@
 import { costUsdOf, resolvePrice } from '../../controls/price.js';
 import { errorInfo } from '../../errors/error-info.js';
-import { type AssistantMessage, type ToolUseBlock, textOf, toolCallsOf } from '../../model/content.js';
+import {
+  type AssistantMessage,
+  carriesExternalData,
+  type ToolUseBlock,
+  textOf,
+  toolCallsOf,
+} from '../../model/content.js';
 import { addUsage, type ModelResponse, type Usage } from '../../model/model.js';
 import { raceAbort } from '../abort.js';
 import { guard } from '../boundary.js';
@@ -98,7 +104,8 @@ async function account(
   state.lastModelId = reportedModel ?? state.lastModelId;
   // Priced by the id the provider reported (often dated), else by the name the call was made with.
   const price = setup.prices ? resolvePrice(setup.prices, reportedModel, prepared.model.name) : undefined;
-  const extra: AdditionalCost = reported ? additionalCost(state, response.additionalUsage) : { costUsd: 0 };
+  // Tokens billed at other models' prices count whether or not the main usage could be read.
+  const extra: AdditionalCost = additionalCost(state, response.additionalUsage);
   const callCost = (price ? costUsdOf(callUsage, price.price) : 0) + extra.costUsd;
   state.costUsd += callCost;
   const spend = setup.accountSpend;
@@ -117,6 +124,8 @@ async function account(
   const told = reported ? response.contextTokens : undefined;
   state.contextTokens = validCount(told) ? told : prefillTokens + callUsage.outputTokens;
   state.messages.push(assistant);
+  // A server-side tool's result (a web page, search hits) is untrusted data, as a client tool's is.
+  if (carriesExternalData(response.content)) state.taint.noteResult(true, []);
   const calls = toolCallsOf(response.content);
   const text = textOf(response.content);
   if (state.trace.on) {
