@@ -9,6 +9,7 @@ export * from './loop/index.js';
 export * from './model/index.js';
 export * from './time/index.js';
 export * from './tokens/index.js';
+export * from './tools/attachments.js';
 export * from './tools/define-tool.js';
 export * from './tools/result-size.js';
 export * from './tools/standard-schema.js';

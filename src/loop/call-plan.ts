@@ -1,6 +1,6 @@
 import type { TaintLedger } from '../controls/taint-ledger.js';
 import type { ErrorInfo } from '../errors/error-info.js';
-import type { ToolUseBlock } from '../model/content.js';
+import type { MediaBlock, ToolUseBlock } from '../model/content.js';
 import type { Truncation } from '../tools/result-size.js';
 import type { ToolCallStatus, TraceEventBody } from '../trace/events.js';
 import type { ApprovalRequest, ApprovalVerdict } from './approval.js';
@@ -21,6 +21,8 @@ export interface CallSettlement {
   /** Values from the tool's trusted output fields. */
   trustedValues?: unknown[];
   truncation?: Truncation;
+  /** Images and documents the tool returned with `withAttachments`, checked. */
+  attachments?: MediaBlock[];
   /** The input a draft or proposal recorded. */
   recorded?: unknown;
   /** A user callback around the call threw (output schema, invariants): the run ends `hard_error`. */

@@ -3,6 +3,8 @@
  * (MCP tools), validated with Ajv. The core `reins` entry re-exports all but that one, so it stays
  * free of dependencies.
  */
+
+export * from './attachments.js';
 export * from './define-tool.js';
 export * from './json-schema-input.js';
 export * from './result-size.js';

@@ -2,7 +2,7 @@ import type { ErrorInfo } from '../errors/error-info.js';
 import type { ApprovalRequest } from '../loop/approval.js';
 import type { BudgetName, BudgetPhase, HardErrorSource, Outcome } from '../loop/outcome.js';
 import type { RunState } from '../loop/run-state.js';
-import type { Message } from '../model/content.js';
+import type { MediaBlock, Message } from '../model/content.js';
 import type { ModelResponse, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
 import type { Truncation } from '../tools/result-size.js';
 
@@ -185,6 +185,8 @@ export interface ToolResultEvent extends Base {
   error: ErrorInfo | null;
   /** Set when the result was cut to fit `maxResultTokens`. */
   truncation?: Truncation;
+  /** Images and documents the tool returned beside the text (`withAttachments`). */
+  attachments?: MediaBlock[];
   /** The result came from a source the agent does not control. */
   untrusted?: boolean;
   /** Values from trusted output fields, which count as trusted provenance later. */

@@ -242,6 +242,7 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
           trustedValues: result.trustedValues ?? [],
         };
         if (result.truncation) settlement.truncation = result.truncation;
+        if (result.attachments) settlement.attachments = result.attachments;
         if (result.failure) settlement.failure = result.failure;
         return { kind: 'settled', settlement };
       }

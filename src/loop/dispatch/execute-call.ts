@@ -1,10 +1,12 @@
 import { errorInfo } from '../../errors/error-info.js';
-import type { ToolUseBlock } from '../../model/content.js';
+import type { MediaBlock, ToolUseBlock } from '../../model/content.js';
 import { classifyError } from '../../resilience/classify-error.js';
+import { splitAttachments } from '../../tools/attachments.js';
 import type { AnyTool, ToolContext } from '../../tools/define-tool.js';
 import { isToolError } from '../../tools/tool-error.js';
 import type { CallRuntime, CallSettlement, Emit } from '../call-plan.js';
 import type { LiveDispatcherOptions } from '../dispatch.js';
+import { blockProblem } from '../run-state.js';
 import { CallWatch, ToolSignal } from './call-watch.js';
 import { checkOutput } from './check-output.js';
 import { base, errorContent, stoppedSettlement } from './settlement.js';
@@ -50,14 +52,43 @@ export async function executeCall(job: CallJob, runtime: CallRuntime): Promise<C
       return stoppedSettlement(tool.name, outcome.cause, timeoutMs);
     }
     if (outcome.kind === 'thrown') return thrownSettlement(tool, outcome.thrown);
-    const checked = checkOutput(tool, outcome.value, job.signal);
+    const { value, attachments } = splitAttachments(outcome.value);
+    const checked = checkOutput(tool, value, job.signal);
     const rejected = checked instanceof Promise ? await watch.check(checked) : checked;
     if (rejected === 'stopped') return stoppedSettlement(tool.name, 'aborted', timeoutMs);
-    return rejected ?? sizedSettlement(tool, outcome.value, options);
+    const settlement = rejected ?? sizedSettlement(tool, value, options);
+    return attachments === undefined || settlement.isError
+      ? settlement
+      : attach(tool, settlement, attachments);
   } finally {
     watch.dispose();
     own.release(execution);
   }
+}
+
+/**
+ * The attachments a tool returned, each checked as a checkpoint checks a block: one that is not a
+ * well-formed image or document keeps the whole result from the model (`invalid_output`).
+ */
+function attach(tool: AnyTool, settlement: CallSettlement, attachments: readonly unknown[]): CallSettlement {
+  for (let at = 0; at < attachments.length; at++) {
+    const media = attachments[at] as { type?: unknown } | null;
+    const problem =
+      media?.type === 'image' || media?.type === 'document'
+        ? blockProblem(media, 'user')
+        : 'is not an image or document block';
+    if (problem !== undefined)
+      return {
+        ...base(
+          'invalid_output',
+          errorContent('internal_error', `${tool.name} returned an attachment that could not be read.`),
+          true,
+        ),
+        error: { name: 'AttachmentError', message: `attachment ${at} ${problem.replace(/^\./, '')}` },
+        terminal: true,
+      };
+  }
+  return attachments.length === 0 ? settlement : { ...settlement, attachments: attachments as MediaBlock[] };
 }
 
 /** A result that arrives after the call gave up is discarded, but recorded. */

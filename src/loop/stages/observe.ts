@@ -1,5 +1,5 @@
 import type { DriftVerdict } from '../../controls/drift-monitor.js';
-import type { ToolUseBlock, UserMessage } from '../../model/content.js';
+import type { ToolResultBlock, ToolUseBlock, UserMessage } from '../../model/content.js';
 import { guard } from '../boundary.js';
 import type { CallSettlement } from '../call-plan.js';
 import { callKey } from '../dispatch.js';
@@ -74,12 +74,14 @@ export async function observe(
     role: 'user',
     content: calls.map((call, index) => {
       const settlement = settlements[index] as CallSettlement;
-      return {
+      const block: ToolResultBlock = {
         type: 'tool_result',
         toolUseId: call.id,
         content: settlement.content,
         isError: settlement.isError,
       };
+      if (settlement.attachments) block.attachments = settlement.attachments;
+      return block;
     }),
   };
   state.messages.push(results);
