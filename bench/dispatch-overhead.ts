@@ -53,10 +53,23 @@ const trustedTool = defineTool({
   trustedOutput: true,
 });
 // Untrusted output, and (as a write) it needs trusted context: the taint guard checks every field.
+// Nine of the ten fields are checked: `notify` is a boolean, which the guard never vouches for
+// (its intent cannot be read from the user's words), so checking it would pause every call.
 const untrustedTool = defineTool({
   ...common,
   name: 'issue_partner_credit',
   description: 'Issue a credit through a partner system.',
+  sensitiveArguments: [
+    'orderId',
+    'customerId',
+    'amountUsd',
+    'currency',
+    'reason',
+    'priority',
+    'tags',
+    'requestedBy',
+    'note',
+  ],
 });
 
 function dispatcherFor(tool: AnyTool): Dispatcher {

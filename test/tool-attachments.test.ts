@@ -154,7 +154,7 @@ describe('attachments a tool returns', () => {
       tools: [screenshot(() => withAttachments({ title: 'Example' }, [png]))],
     });
     expect(result.outcome).toEqual({ kind: 'answered', text: 'Blue.' });
-    const input = (server.requests[1]?.body as { input: Record<string, unknown>[] }).input;
+    const input = (server.requests[1]?.body as { input: Record<string, unknown>[] } | undefined)?.input ?? [];
     const output = input.find((item) => item['type'] === 'function_call_output');
     expect(JSON.stringify(output)).toContain('input_image');
     expect(JSON.stringify(output)).toContain('data:image/png;base64,iVBORw0KGgo=');
