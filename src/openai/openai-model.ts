@@ -3,11 +3,7 @@ import { ConfigurationError } from '../errors/reins-error.js';
 import { callSettings } from '../model/check-settings.js';
 import type { Model, ModelRequest, ModelResponse, ModelSettings, ToolChoice } from '../model/model.js';
 import type { AssembleOptions } from '../stream/assemble-anthropic.js';
-import {
-  assembleOpenAIChatStream,
-  type OpenAIChatChunk,
-  openAIStreamError,
-} from '../stream/assemble-openai.js';
+import { assembleOpenAIChatStream, type OpenAIChatChunk } from '../stream/assemble-openai.js';
 import { toOpenAIMessages } from './openai-messages.js';
 
 export { toOpenAIMessages } from './openai-messages.js';
@@ -92,21 +88,6 @@ export function openAIChatParams(model: string, request: ModelRequest, settings:
 }
 
 /**
- * The SDK throws an OpenAI-compatible `error` chunk as an `APIError` with no status; it becomes a
- * `StreamError` that keeps the provider's message and code, so `classifyError` can read it.
- */
-async function* withStreamErrors(chunks: AsyncIterable<OpenAIChatChunk>): AsyncGenerator<OpenAIChatChunk> {
-  try {
-    yield* chunks;
-  } catch (error) {
-    const thrown = error as { status?: unknown; error?: unknown };
-    if (typeof error === 'object' && error !== null && thrown.status === undefined && thrown.error)
-      throw openAIStreamError(thrown.error);
-    throw error;
-  }
-}
-
-/**
  * The reins `Model` over an official `openai` client (Chat Completions, streamed, with usage).
  * Create the client with `maxRetries: 0` and wrap this model in `retryingModel` to retry at one layer.
  *
@@ -132,10 +113,8 @@ export function openAIModel(client: OpenAI, options: OpenAIModelOptions): Model 
         params,
         request.signal ? { signal: request.signal } : {},
       );
-      return assembleOpenAIChatStream(
-        withStreamErrors(stream as unknown as AsyncIterable<OpenAIChatChunk>),
-        options,
-      );
+      // The assembler turns the SDK's errors for in-stream `error` chunks into StreamErrors.
+      return assembleOpenAIChatStream(stream as unknown as AsyncIterable<OpenAIChatChunk>, options);
     },
   };
 }

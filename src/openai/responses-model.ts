@@ -6,9 +6,7 @@ import type { AssembleOptions } from '../stream/assemble-anthropic.js';
 import {
   assembleOpenAIResponsesStream,
   type OpenAIResponsesStreamEvent,
-  openAIResponsesError,
 } from '../stream/assemble-responses.js';
-import { StreamError } from '../stream/stream-error.js';
 import { toResponsesInput } from './responses-input.js';
 
 export { toResponsesInput } from './responses-input.js';
@@ -59,7 +57,9 @@ export function openAIResponsesModel(client: OpenAI, options: OpenAIResponsesMod
     async generate(request: ModelRequest): Promise<ModelResponse> {
       const body = toResponsesRequest(request, options);
       const stream = await client.responses.create(body, request.signal ? { signal: request.signal } : {});
-      return assembleOpenAIResponsesStream(providerEvents(stream), options);
+      // The assembler turns what the SDK throws mid-stream (an `error` event, a garbled frame) into
+      // StreamErrors.
+      return assembleOpenAIResponsesStream(stream as AsyncIterable<OpenAIResponsesStreamEvent>, options);
     },
   };
 }
@@ -125,34 +125,4 @@ function applySettings(body: Body, settings: ModelSettings): void {
   if (settings.parallelToolCalls !== undefined) body.parallel_tool_calls = settings.parallelToolCalls;
   if (settings.temperature !== undefined) body.temperature = settings.temperature;
   if (settings.topP !== undefined) body.top_p = settings.topP;
-}
-
-/**
- * The SDK's events, with what the SDK throws for in-stream failures turned into `StreamError`:
- * an `error` event surfaces from the SDK as an `APIError` without a status, and a frame that is not
- * JSON as a `SyntaxError`. Both are the provider's fault mid-stream, so `classifyError` must see them.
- */
-async function* providerEvents(stream: AsyncIterable<unknown>): AsyncGenerator<OpenAIResponsesStreamEvent> {
-  try {
-    for await (const event of stream) yield event as OpenAIResponsesStreamEvent;
-  } catch (error) {
-    throw streamErrorOf(error) ?? error;
-  }
-}
-
-function streamErrorOf(error: unknown): StreamError | undefined {
-  if (error instanceof SyntaxError)
-    // A garbled frame is a bad upstream response (502), worth another attempt.
-    return new StreamError(
-      'malformed_event',
-      `the provider sent an event that is not JSON: ${error.message}`,
-      {
-        status: 502,
-      },
-    );
-  if (!(error instanceof Error)) return undefined;
-  const fields = error as Error & { status?: unknown; error?: unknown };
-  if (fields.status !== undefined || typeof fields.error !== 'object' || fields.error === null)
-    return undefined;
-  return openAIResponsesError(fields.error as { code?: unknown; type?: unknown; message?: unknown });
 }

@@ -2,7 +2,7 @@ import type { AssistantBlock, JsonValue } from '../model/content.js';
 import type { ModelResponse, StopReason } from '../model/model.js';
 import { type AnthropicUsage, isFields, mergeUsage, usageFrom, usageOf } from './anthropic-usage.js';
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
-import { isProviderError, malformedEventError, StreamError } from './stream-error.js';
+import { rethrowUnlessDropped, StreamError } from './stream-error.js';
 
 export type { AnthropicUsage } from './anthropic-usage.js';
 
@@ -125,9 +125,7 @@ export async function assembleAnthropicStream(
   } catch (error) {
     // A connection dropped mid-stream: what arrived is kept and labeled, nothing runs. An error
     // the provider sent, or a failure before anything arrived, is the caller's to retry.
-    const garbled = malformedEventError(error);
-    if (garbled) throw garbled;
-    if (received === 0 || isProviderError(error)) throw error;
+    rethrowUnlessDropped(error, received);
     reading.stopped = false;
   }
   return responseOf(reading);

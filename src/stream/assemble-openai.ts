@@ -2,7 +2,7 @@ import type { AssistantBlock } from '../model/content.js';
 import type { ModelResponse, StopReason, Usage } from '../model/model.js';
 import type { AssembleOptions } from './assemble-anthropic.js';
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
-import { isProviderError, malformedEventError, StreamError, statusOfErrorType } from './stream-error.js';
+import { rethrowUnlessDropped, StreamError, statusOfErrorType } from './stream-error.js';
 
 /** One `tool_calls[]` entry of a Chat Completions delta. */
 export interface OpenAIChatToolCallDelta {
@@ -108,20 +108,9 @@ export async function assembleOpenAIChatStream(
       readChunk(reading, chunk, options);
     }
   } catch (error) {
-    // A provider error is the caller's to classify; a dropped connection keeps what arrived and
-    // the missing finish reason labels it.
-    const garbled = malformedEventError(error);
-    if (garbled) throw garbled;
-    // The SDK stream itself throws an `APIError` without a status for an `error` chunk.
-    const sdkError = (error as { error?: unknown } | null)?.error;
-    if (
-      !(error instanceof StreamError) &&
-      isProviderError(error) &&
-      typeof sdkError === 'object' &&
-      sdkError !== null
-    )
-      throw openAIStreamError(sdkError);
-    if (error instanceof StreamError || received === 0 || isProviderError(error)) throw error;
+    // A provider error is the caller's to classify (the SDK's `APIError` for an `error` chunk as a
+    // StreamError); a dropped connection keeps what arrived and the missing finish reason labels it.
+    rethrowUnlessDropped(error, received, (body) => openAIStreamError(body));
     delete reading.finish;
   }
   return responseOf(reading);

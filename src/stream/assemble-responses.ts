@@ -2,7 +2,7 @@ import type { ModelResponse } from '../model/model.js';
 import type { AssembleOptions } from './assemble-anthropic.js';
 import { createPartialJsonParser, type PartialJsonParser } from './parse-partial-json.js';
 import { blockOf, stopReasonOf, usageOf } from './responses-output.js';
-import { isProviderError, malformedEventError, StreamError, statusOfErrorType } from './stream-error.js';
+import { rethrowUnlessDropped, StreamError, statusOfErrorType } from './stream-error.js';
 
 type Fields = { [key: string]: unknown };
 
@@ -82,20 +82,9 @@ export async function assembleOpenAIResponsesStream(
     }
   } catch (error) {
     // A dropped connection keeps what arrived (a missing final event labels it); a provider
-    // error, or a failure before anything arrived, is the caller's to see.
-    // The SDK stream itself (as the example below passes it) throws an `APIError` without a
-    // status for an `error` event, and a `SyntaxError` for a garbled frame.
-    const garbled = malformedEventError(error);
-    if (garbled) throw garbled;
-    const sdkError = (error as { error?: unknown } | null)?.error;
-    if (
-      !(error instanceof StreamError) &&
-      isProviderError(error) &&
-      typeof sdkError === 'object' &&
-      sdkError !== null
-    )
-      throw openAIResponsesError(sdkError as { code?: unknown; type?: unknown; message?: unknown });
-    if (error instanceof StreamError || received === 0 || isProviderError(error)) throw error;
+    // error (the SDK's `APIError` for an `error` event as a StreamError), a garbled frame, or a
+    // failure before anything arrived, is the caller's to see.
+    rethrowUnlessDropped(error, received, (body) => openAIResponsesError(body));
   }
   return responseOf(state);
 }

@@ -70,3 +70,31 @@ export function isProviderError(error: unknown): boolean {
   if (typeof fields.status === 'number') return true;
   return typeof fields.error === 'object' && fields.error !== null;
 }
+
+/**
+ * What an assembler does with an error thrown while it read a stream. It throws: a garbled frame as
+ * a `malformed_event`; an error the SDK raised for an in-stream `error` event (an `APIError` with no
+ * status and the provider's body in `error`) as the `StreamError` that `fromBody` makes of the body,
+ * when the provider has one; any provider error; and any failure before the first event. It
+ * returns only for a connection that dropped after output: the assembler keeps what arrived.
+ */
+export function rethrowUnlessDropped(
+  error: unknown,
+  received: number,
+  fromBody?: (body: object) => StreamError,
+): void {
+  const garbled = malformedEventError(error);
+  if (garbled) throw garbled;
+  const fields = error as { status?: unknown; error?: unknown } | null;
+  const body = fields?.error;
+  if (
+    fromBody &&
+    error instanceof Error &&
+    !(error instanceof StreamError) &&
+    fields?.status === undefined &&
+    typeof body === 'object' &&
+    body !== null
+  )
+    throw fromBody(body);
+  if (received === 0 || isProviderError(error)) throw error;
+}
