@@ -86,7 +86,7 @@ function dispatcherFor(tool: AnyTool): Dispatcher {
     maxResultTokens: 10_000,
     maxInputChars: 262_144,
     writesDisabled: false,
-    taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [] },
+    taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [], policies: {}, plan: [] },
     estimator: approxTokenEstimator,
   });
 }

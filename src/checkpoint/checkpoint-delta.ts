@@ -1,4 +1,5 @@
 import type { DriftState } from '../controls/drift-monitor.js';
+import type { TrustedFact } from '../controls/taint-ledger.js';
 import { ReinsError } from '../errors/reins-error.js';
 import type { Outcome } from '../loop/outcome.js';
 import type { Handoff, PendingBatch, RunState, ToolStats, TraceCursor } from '../loop/run-state.js';
@@ -36,7 +37,14 @@ export interface CheckpointDelta {
   messages: Appended<Message>;
   /** Repeat counts that changed (set, not added). */
   repeatCounts: [string, number][];
-  taint: { untrustedResults: number; trustedValues: Appended<string> } | null;
+  taint: {
+    untrustedResults: number;
+    trustedValues: Appended<string | TrustedFact>;
+    /** Absent in deltas written before private values existed. */
+    privateValues?: Appended<string>;
+    /** The run-wide counts, whole (one per capped tool and plan entry). */
+    counters?: [string, number][];
+  } | null;
   terminalFailures: Appended<string>;
   /** Per-tool stats that changed (replaced whole). */
   toolStats: Record<string, ToolStats>;
@@ -67,7 +75,11 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
     terminalFailures: [...(snapshot.terminalFailures ?? [])],
     handoffs: [...(snapshot.handoffs ?? [])],
     taint: snapshot.taint
-      ? { ...snapshot.taint, trustedValues: [...snapshot.taint.trustedValues] }
+      ? {
+          ...snapshot.taint,
+          trustedValues: [...snapshot.taint.trustedValues],
+          ...(snapshot.taint.privateValues ? { privateValues: [...snapshot.taint.privateValues] } : {}),
+        }
       : (snapshot.taint ?? null),
     // Null prototype: a tool named `__proto__` is a key, not a prototype.
     toolStats: Object.assign(Object.create(null) as Record<string, ToolStats>, snapshot.toolStats ?? {}),
@@ -102,17 +114,7 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
       drift: delta.drift,
       trace: delta.trace,
       messages: appendTo(state.messages, delta.messages, 'messages'),
-      taint:
-        delta.taint === null
-          ? (state.taint ?? null)
-          : {
-              untrustedResults: delta.taint.untrustedResults,
-              trustedValues: appendTo(
-                state.taint?.trustedValues,
-                delta.taint.trustedValues,
-                'taint.trustedValues',
-              ),
-            },
+      taint: delta.taint === null ? (state.taint ?? null) : appliedTaint(state.taint, delta.taint),
       terminalFailures: appendTo(state.terminalFailures, delta.terminalFailures, 'terminalFailures'),
       toolStats,
       handoffs: appendTo(state.handoffs, delta.handoffs, 'handoffs'),
@@ -120,6 +122,23 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
   }
   if (repeatCounts) state.repeatCounts = [...repeatCounts];
   return state;
+}
+
+function appliedTaint(
+  taint: RunState['taint'],
+  delta: NonNullable<CheckpointDelta['taint']>,
+): NonNullable<RunState['taint']> {
+  const next: NonNullable<RunState['taint']> = {
+    untrustedResults: delta.untrustedResults,
+    trustedValues: appendTo(taint?.trustedValues, delta.trustedValues, 'taint.trustedValues'),
+  };
+  const privateValues = delta.privateValues
+    ? appendTo(taint?.privateValues, delta.privateValues, 'taint.privateValues')
+    : taint?.privateValues;
+  if (privateValues !== undefined) next.privateValues = privateValues;
+  const counters = delta.counters ?? taint?.counters;
+  if (counters !== undefined) next.counters = counters;
+  return next;
 }
 
 /** Structural equality of JSON values (what a checkpoint keeps), in one pass over both. */
@@ -190,6 +209,10 @@ export function diffRunStates(previous: RunState, next: RunState): CheckpointDel
       ? {
           untrustedResults: next.taint.untrustedResults,
           trustedValues: appendedSince(previous.taint?.trustedValues, next.taint.trustedValues),
+          ...(next.taint.privateValues
+            ? { privateValues: appendedSince(previous.taint?.privateValues, next.taint.privateValues) }
+            : {}),
+          ...(next.taint.counters ? { counters: next.taint.counters } : {}),
         }
       : null,
     terminalFailures: appendedSince(previous.terminalFailures, next.terminalFailures),

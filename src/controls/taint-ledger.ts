@@ -1,11 +1,28 @@
+import type { ValueSource } from './taint-policy.js';
 import { addressKey, TrustedText } from './trusted-text.js';
+import { fieldNameOf, kindOf, type ValueKind } from './value-kind.js';
+
+/**
+ * A value a trusted field of a tool result returned, with the kind of field it came from and the
+ * tool: it vouches only for an argument of the same kind. (States written before kinds existed
+ * hold bare strings, which vouch for any kind.)
+ */
+export interface TrustedFact {
+  value: string;
+  kind: ValueKind;
+  source: `tool:${string}`;
+}
 
 /** The ledger's state, for a serialized run state. */
 export interface TaintState {
   /** Untrusted tool results now in the context. */
   untrustedResults: number;
-  /** Values that came from trusted fields of tool results. */
-  trustedValues: string[];
+  /** Values that came from trusted fields of tool results, in arrival order. */
+  trustedValues: (string | TrustedFact)[];
+  /** Distinctive tokens of private results (see `privateOutput`), in arrival order. */
+  privateValues?: string[];
+  /** Run-wide counts for policy caps and the plan, by key. */
+  counters?: [string, number][];
 }
 
 /** The leaves of a value, with dotted paths. */
@@ -22,17 +39,25 @@ export function leavesOf(value: unknown, path = ''): { path: string; value: unkn
 
 /** Values at dotted paths, where `*` matches every array item or object member. */
 export function valuesAt(value: unknown, pattern: string): unknown[] {
-  let current: unknown[] = [value];
+  return leavesAt(value, pattern).map((leaf) => leaf.value);
+}
+
+/** The leaves at dotted paths (`*` for every item or member), each with its full dotted path. */
+export function leavesAt(value: unknown, pattern: string): { path: string; value: unknown }[] {
+  let current: { path: string; value: unknown }[] = [{ path: '', value }];
   for (const segment of pattern.split('.')) {
-    const next: unknown[] = [];
+    const next: { path: string; value: unknown }[] = [];
     for (const item of current) {
-      if (item === null || typeof item !== 'object') continue;
-      if (segment === '*') next.push(...Object.values(item));
-      else if (Object.hasOwn(item, segment)) next.push((item as Record<string, unknown>)[segment]);
+      if (item.value === null || typeof item.value !== 'object') continue;
+      const join = (key: string) => (item.path === '' ? key : `${item.path}.${key}`);
+      if (segment === '*')
+        for (const [key, member] of Object.entries(item.value)) next.push({ path: join(key), value: member });
+      else if (Object.hasOwn(item.value, segment))
+        next.push({ path: join(segment), value: (item.value as Record<string, unknown>)[segment] });
     }
     current = next;
   }
-  return current.flatMap((item) => leavesOf(item).map((leaf) => leaf.value));
+  return current.flatMap((item) => leavesOf(item.value, item.path));
 }
 
 /**
@@ -45,14 +70,28 @@ export type FieldNames = (objectPath: readonly string[], key: string) => boolean
 /** Without a schema, only the input's own keys are field names. */
 const inputKeysOnly: FieldNames = (objectPath) => objectPath.length === 0;
 
+/** One argument the guard checks: a leaf value, or a key that is data, with its path and field. */
+export interface ArgumentLeaf {
+  /** Dotted, from the input down; `(input)` for a bare value. */
+  path: string;
+  value: unknown;
+  /** The field the value sits in (for a record's key, the record's field), for its kind. */
+  field: string;
+}
+
 interface Node {
   segments: string[];
   value: unknown;
 }
 const dotted = (segments: readonly string[]) => (segments.length === 0 ? '(input)' : segments.join('.'));
+const leafOf = (node: Node, key = false): ArgumentLeaf => ({
+  path: dotted(node.segments),
+  value: node.value,
+  field: fieldNameOf(key ? node.segments.slice(0, -1).join('.') : node.segments.join('.')),
+});
 
 /** An argument's leaves, and the keys in it that are data, each with its path. */
-function argumentLeaves(node: Node, fields: FieldNames, out: Node[]): void {
+function argumentLeaves(node: Node, fields: FieldNames, out: ArgumentLeaf[]): void {
   const { segments, value } = node;
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries())
@@ -60,16 +99,38 @@ function argumentLeaves(node: Node, fields: FieldNames, out: Node[]): void {
   } else if (value !== null && typeof value === 'object') {
     for (const [key, member] of Object.entries(value)) {
       const path = [...segments, key];
-      if (!fields(segments, key)) out.push({ segments: path, value: key });
+      if (!fields(segments, key)) out.push(leafOf({ segments: path, value: key }, true));
       argumentLeaves({ segments: path, value: member }, fields, out);
     }
-  } else out.push(node);
+  } else out.push(leafOf(node));
 }
 
-/** The leaves under a dotted pattern (`*` for every item or member), keys that are data included. */
-function argumentsAt(input: unknown, pattern: string, fields: FieldNames): unknown[] {
+/**
+ * The arguments a guard checks: every leaf and data key under each pattern (dotted, `*` for
+ * every item or member), or under the whole input for `all`, less those under `except`.
+ */
+export function argumentsAt(
+  input: unknown,
+  patterns: readonly string[] | 'all',
+  fields: FieldNames = inputKeysOnly,
+  except: readonly string[] = [],
+): ArgumentLeaf[] {
+  const out: ArgumentLeaf[] = [];
+  if (patterns === 'all') argumentLeaves({ segments: [], value: input }, fields, out);
+  else for (const pattern of patterns) collect(input, pattern, fields, out);
+  if (except.length === 0) return out;
+  const skipped = except.map((pattern) => pattern.split('.'));
+  return out.filter((leaf) => !skipped.some((pattern) => under(leaf.path.split('.'), pattern)));
+}
+
+/** Whether a path lies at or below a pattern (`*` matches any one segment). */
+function under(path: readonly string[], pattern: readonly string[]): boolean {
+  if (path.length < pattern.length) return false;
+  return pattern.every((segment, index) => segment === '*' || segment === path[index]);
+}
+
+function collect(input: unknown, pattern: string, fields: FieldNames, out: ArgumentLeaf[]): void {
   let current: Node[] = [{ segments: [], value: input }];
-  const out: Node[] = [];
   for (const segment of pattern.split('.')) {
     const next: Node[] = [];
     for (const { segments, value } of current) {
@@ -81,37 +142,53 @@ function argumentsAt(input: unknown, pattern: string, fields: FieldNames): unkno
       }
       for (const [key, member] of Object.entries(value)) {
         const path = [...segments, key];
-        if (!Array.isArray(value) && !fields(segments, key)) out.push({ segments: path, value: key });
+        if (!Array.isArray(value) && !fields(segments, key))
+          out.push(leafOf({ segments: path, value: key }, true));
         next.push({ segments: path, value: member });
       }
     }
     current = next;
   }
   for (const node of current) argumentLeaves(node, fields, out);
-  return out.map((leaf) => leaf.value);
 }
 
 const digits = /^\d+$/;
+/** Tokens of a private value worth watching for: long words, anything with a digit, addresses. */
+const privateToken = /[\p{L}\p{N}]+(?:[._+@\-:/][\p{L}\p{N}]+)*/gu;
+const distinctive = (token: string) => token.length >= 6 || (token.length >= 3 && /\d/.test(token));
 
 /**
- * Tracks what in a run's context came from sources the agent does not control, and where each
- * argument of a privileged call could have come from. A value has trusted provenance when it is
- * exactly a value a trusted tool field returned, or a whole token (or run of whole tokens) of
- * trusted text: the system prompt and the user's own messages (see {@link TrustedText} for what a
- * token is). Booleans, `null`, blank strings and the keys of records have no provenance of their
- * own, so under taint they are never trusted.
+ * Tracks what in a run's context came from sources the agent does not control, where each
+ * argument of a privileged call could have come from, and which values are private.
+ *
+ * - A value has trusted provenance when it is exactly a value a trusted tool field returned (and
+ *   of the same kind: an id is not an amount), or a whole token (or run of whole tokens) of
+ *   trusted text: the user's own messages and the system prompt, kept apart so a policy can admit
+ *   the user alone (see {@link TrustedText} for what a token is).
+ * - Booleans, `null`, blank strings and the keys of records have no provenance of their own, so
+ *   under taint they are never trusted.
+ * - A value is derived from private data when it holds a distinctive token (six letters or more,
+ *   or three characters with a digit) of a private result.
  */
 export class TaintLedger {
   #untrusted: number;
-  readonly #trustedValues: Set<string>;
-  /** The same values in the order they arrived, so a checkpoint writes only the new ones. */
-  readonly #trustedList: string[];
-  readonly #trustedText = new TrustedText();
+  /** Trusted tool values: for each value, the facts that vouch for it. */
+  readonly #facts = new Map<string, (string | TrustedFact)[]>();
+  /** The same facts in the order they arrived, so a checkpoint writes only the new ones. */
+  readonly #factList: (string | TrustedFact)[];
+  readonly #user = new TrustedText();
+  readonly #system = new TrustedText();
+  readonly #private = new Set<string>();
+  readonly #privateList: string[];
+  readonly #counters: Map<string, number>;
 
   constructor(state?: TaintState) {
     this.#untrusted = state?.untrustedResults ?? 0;
-    this.#trustedValues = new Set(state?.trustedValues ?? []);
-    this.#trustedList = [...this.#trustedValues];
+    this.#factList = [];
+    for (const fact of state?.trustedValues ?? []) this.#addFact(fact);
+    this.#privateList = [];
+    for (const token of state?.privateValues ?? []) this.#addPrivate(token);
+    this.#counters = new Map(state?.counters ?? []);
   }
 
   /** Untrusted results seen so far. */
@@ -121,12 +198,22 @@ export class TaintLedger {
 
   /** How many trusted values the ledger holds. */
   get trustedValueCount(): number {
-    return this.#trustedList.length;
+    return this.#factList.length;
   }
 
   /** Trusted values from position `from` on, in arrival order. */
-  trustedValuesFrom(from: number): string[] {
-    return this.#trustedList.slice(from);
+  trustedValuesFrom(from: number): (string | TrustedFact)[] {
+    return this.#factList.slice(from);
+  }
+
+  /** How many private tokens the ledger holds. */
+  get privateValueCount(): number {
+    return this.#privateList.length;
+  }
+
+  /** Private tokens from position `from` on, in arrival order. */
+  privateValuesFrom(from: number): string[] {
+    return this.#privateList.slice(from);
   }
 
   /** True while any untrusted result is in the context. */
@@ -134,65 +221,174 @@ export class TaintLedger {
     return this.#untrusted > 0;
   }
 
-  /** Text the user or the system prompt wrote. */
-  noteTrustedText(text: string): void {
-    this.#trustedText.note(text);
+  /** Text the user (`user`, the default) or the system prompt (`system`) wrote. */
+  noteTrustedText(text: string, source: 'user' | 'system' = 'user'): void {
+    (source === 'system' ? this.#system : this.#user).note(text);
   }
 
-  /** A result in the context: whether it is untrusted, and the values its trusted fields returned. */
-  noteResult(untrusted: boolean, trustedValues: readonly unknown[]): void {
+  /**
+   * A result in the context: whether it is untrusted, and the values its trusted fields returned
+   * (bare values, or leaves with the path they came from so each is bound to its field's kind),
+   * from `tool` when known.
+   */
+  noteResult(
+    untrusted: boolean,
+    trustedValues: readonly (unknown | { path: string; value: unknown })[],
+    tool?: string,
+  ): void {
     if (untrusted) this.#untrusted++;
-    for (const value of trustedValues) {
-      if (typeof value !== 'string' && typeof value !== 'number') continue;
+    for (const item of trustedValues) {
+      const leaf =
+        item !== null && typeof item === 'object' && 'path' in item
+          ? (item as { path: string; value: unknown })
+          : { path: '', value: item };
+      if (typeof leaf.value !== 'string' && typeof leaf.value !== 'number') continue;
       // Exactly as returned: `Kate` vouches for `Kate`, not `kate`. A blank vouches for nothing.
-      const text = String(value);
-      if (text.trim() === '' || this.#trustedValues.has(text)) continue;
-      this.#trustedValues.add(text);
-      this.#trustedList.push(text);
+      const text = String(leaf.value);
+      if (text.trim() === '') continue;
+      if (tool === undefined) this.#addFact(text);
+      else
+        this.#addFact({
+          value: text,
+          kind: kindOf(leaf.value, fieldNameOf(leaf.path)),
+          source: `tool:${tool}`,
+        });
     }
+  }
+
+  /** A private result's values: arguments that carry them are derived from private data. */
+  notePrivate(values: readonly unknown[]): void {
+    for (const value of values) {
+      if (typeof value === 'number' && Number.isFinite(value)) {
+        if (Math.abs(value) >= 100 || !Number.isInteger(value)) this.#addPrivate(String(value));
+        continue;
+      }
+      if (typeof value !== 'string') continue;
+      for (const token of tokensOfPrivate(value.normalize('NFKC'))) this.#addPrivate(token);
+    }
+  }
+
+  /** True when the value (a string or number argument) carries a distinctive token of private data. */
+  derivedFromPrivate(value: unknown): boolean {
+    if (this.#private.size === 0) return false;
+    if (typeof value === 'number') return this.#private.has(String(value));
+    if (typeof value !== 'string') return false;
+    for (const token of tokensOfPrivate(value.normalize('NFKC'))) if (this.#private.has(token)) return true;
+    return false;
+  }
+
+  /** Every trusted source `value` could have come from, in the field named `field`. */
+  sourcesOf(value: unknown, field = ''): Set<ValueSource> {
+    const sources = new Set<ValueSource>();
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return sources;
+      this.#toolSources(String(value), kindOf(value, field), sources);
+      if (this.#user.hasNumber(value)) sources.add('user');
+      if (this.#system.hasNumber(value)) sources.add('system');
+      return sources;
+    }
+    if (typeof value !== 'string' || value.trim() === '') return sources;
+    this.#toolSources(value, kindOf(value, field), sources);
+    // A word of one or two letters ("a", "me") is in every text; short numbers are not words.
+    if (value.length < 3 && !digits.test(value)) return sources;
+    if (this.#user.has(value)) sources.add('user');
+    if (this.#system.has(value)) sources.add('system');
+    return sources;
   }
 
   /** True when `value` could have come from a trusted source. `undefined` is an absent argument. */
-  isTrusted(value: unknown): boolean {
+  isTrusted(value: unknown, field = ''): boolean {
     if (value === undefined) return true;
-    if (typeof value === 'number') {
-      return (
-        Number.isFinite(value) &&
-        (this.#trustedValues.has(String(value)) || this.#trustedText.hasNumber(value))
-      );
-    }
-    if (typeof value !== 'string' || value.trim() === '') return false;
-    if (this.#trustedValues.has(value)) return true;
-    // A word of one or two letters ("a", "me") is in every text; short numbers are not words.
-    if (value.length < 3 && !digits.test(value)) return false;
-    return this.#trustedText.has(value);
+    return this.sourcesOf(value, field).size > 0;
   }
 
   /**
    * Paths of the sensitive arguments whose values have no trusted provenance. `fields` tells the
    * keys that are field names from the keys that are data; by default only the input's own keys
-   * are field names.
+   * are field names. `except` lists paths left unchecked (`nonSensitiveArguments`).
    */
   untrustedArguments(
     input: unknown,
     sensitive: readonly string[] | 'all',
     fields: FieldNames = inputKeysOnly,
+    except: readonly string[] = [],
   ): string[] {
     const untrusted = new Set<string>();
     if (sensitive === 'all') {
-      const leaves: Node[] = [];
-      argumentLeaves({ segments: [], value: input }, fields, leaves);
-      for (const leaf of leaves) if (!this.isTrusted(leaf.value)) untrusted.add(dotted(leaf.segments));
+      for (const leaf of argumentsAt(input, 'all', fields, except))
+        if (!this.isTrusted(leaf.value, leaf.field)) untrusted.add(leaf.path);
     } else {
       for (const pattern of sensitive)
-        if (argumentsAt(input, pattern, fields).some((value) => !this.isTrusted(value)))
+        if (
+          argumentsAt(input, [pattern], fields, except).some(
+            (leaf) => !this.isTrusted(leaf.value, leaf.field),
+          )
+        )
           untrusted.add(pattern);
     }
     return [...untrusted];
   }
 
+  /** A run-wide count (policy caps, plan entries used). */
+  counter(key: string): number {
+    return this.#counters.get(key) ?? 0;
+  }
+
+  /** Adds to a run-wide count. */
+  count(key: string, by = 1): void {
+    this.#counters.set(key, this.counter(key) + by);
+  }
+
   state(): TaintState {
-    return { untrustedResults: this.#untrusted, trustedValues: [...this.#trustedList] };
+    const state: TaintState = { untrustedResults: this.#untrusted, trustedValues: [...this.#factList] };
+    if (this.#privateList.length > 0) state.privateValues = [...this.#privateList];
+    if (this.#counters.size > 0) state.counters = [...this.#counters];
+    return state;
+  }
+
+  /** The run-wide counts, for a checkpoint (small: one per capped tool and plan entry). */
+  counters(): [string, number][] {
+    return [...this.#counters];
+  }
+
+  #toolSources(value: string, kind: ValueKind, sources: Set<ValueSource>): void {
+    const facts = this.#facts.get(value);
+    if (facts === undefined) return;
+    for (const fact of facts) {
+      // A bare value from a state written before kinds existed vouches for any kind.
+      if (typeof fact === 'string') sources.add('tool:(unknown)');
+      else if (fact.kind === kind) sources.add(fact.source);
+    }
+  }
+
+  #addFact(fact: string | TrustedFact): void {
+    const value = typeof fact === 'string' ? fact : fact.value;
+    const known = this.#facts.get(value);
+    if (known?.some((other) => sameFact(other, fact))) return;
+    if (known) known.push(fact);
+    else this.#facts.set(value, [fact]);
+    this.#factList.push(fact);
+  }
+
+  #addPrivate(token: string): void {
+    if (this.#private.has(token)) return;
+    this.#private.add(token);
+    this.#privateList.push(token);
+  }
+}
+
+function sameFact(a: string | TrustedFact, b: string | TrustedFact): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  return a.kind === b.kind && a.source === b.source;
+}
+
+/** The distinctive tokens of a text, whole (`jane.doe@x.example`) and in parts (`jane`, `doe`). */
+function* tokensOfPrivate(text: string): Generator<string> {
+  for (const match of text.matchAll(privateToken)) {
+    const token = match[0];
+    if (distinctive(token)) yield token;
+    if (token.length === match[0].length && /[._+@\-:/]/.test(token))
+      for (const part of token.split(/[._+@\-:/]/)) if (distinctive(part)) yield part;
   }
 }
 

@@ -20,6 +20,10 @@ export interface CallSettlement {
   untrusted?: boolean;
   /** Values from the tool's trusted output fields. */
   trustedValues?: unknown[];
+  /** The same values with the output path each came from (binds a value to its field's kind). */
+  trustedLeaves?: { path: string; value: unknown }[];
+  /** The values of a private result (`privateOutput`), for the ledger. */
+  privateValues?: unknown[];
   truncation?: Truncation;
   /** Images and documents the tool returned with `withAttachments`, checked. */
   attachments?: MediaBlock[];

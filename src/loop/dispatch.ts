@@ -7,7 +7,7 @@ import { approvedBy, checkAutonomy, checkHumanDenial } from './dispatch/check-au
 import { checkCall, checkInputShape, validateInput } from './dispatch/check-boundary.js';
 import { checkKillSwitch } from './dispatch/check-kill-switch.js';
 import { checkPreconditions } from './dispatch/check-preconditions.js';
-import { checkTaint } from './dispatch/check-taint.js';
+import { checkTaint, commitCall } from './dispatch/check-taint.js';
 import { checkTerminalRepeat } from './dispatch/check-terminal-repeat.js';
 import { executeCall } from './dispatch/execute-call.js';
 import { andThen, type MaybePromise } from './dispatch/maybe-async.js';
@@ -91,11 +91,15 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
     if (refused) return refused;
     const runs: CallPlan = {
       kind: 'execute',
-      execute: (runtime) =>
-        executeCall(
+      execute: (runtime) => {
+        // Caps and the plan's uses are counted when the call starts, so a batch's calls see each other.
+        const refused = commitCall(tool, input, request.taint, options.taint);
+        if (refused) return Promise.resolve(refused.settlement);
+        return executeCall(
           { tool, input, call: request.call, step: request.step, signal: request.signal, emit, options },
           runtime,
-        ),
+        );
+      },
     };
     if (approvedBy(request.verdict)) return runs;
     const handedOver = checkAutonomy(request.call, tool, input);

@@ -1,6 +1,6 @@
 import { DriftMonitor } from '../controls/drift-monitor.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
-import { leavesOf, TaintLedger, valuesAt } from '../controls/taint-ledger.js';
+import { leavesAt, leavesOf, TaintLedger } from '../controls/taint-ledger.js';
 import { carriesExternalData, type Message, type ToolResultBlock } from '../model/content.js';
 import type { Model, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
 import type { AnyTool } from '../tools/define-tool.js';
@@ -26,6 +26,7 @@ export interface Committed {
   terminalFailures: number;
   handoffs: number;
   trustedValues: number;
+  privateValues: number;
   /** Serialized bytes of the deltas since the last snapshot, and of that snapshot. */
   deltaBytes: number;
   snapshotBytes: number;
@@ -154,7 +155,7 @@ export function createLoopState(setup: LoopSetup): LoopState {
 function seedLedger(setup: LoopSetup): TaintLedger {
   const initial = setup.state;
   const taint = new TaintLedger(initial.taint ?? undefined);
-  if (initial.system !== '') taint.noteTrustedText(initial.system);
+  if (initial.system !== '') taint.noteTrustedText(initial.system, 'system');
   const readResults = initial.taint === undefined || initial.taint === null;
   const toolOfCall = new Map<string, string>();
   for (const message of initial.messages) {
@@ -178,16 +179,22 @@ function seedLedger(setup: LoopSetup): TaintLedger {
 
 /** A result from the history, as the ledger would have noted it when it arrived. */
 function noteHistoricResult(taint: TaintLedger, block: ToolResultBlock, tool: AnyTool | undefined): void {
-  if (tool === undefined) taint.noteResult(true, []);
-  // Errors vouch for no values, as in a live run.
-  else if (tool.trustedOutput)
-    taint.noteResult(false, block.isError ? [] : leavesOf(parsed(block.content)).map((leaf) => leaf.value));
-  else {
-    const output = block.isError ? undefined : parsed(undelimited(tool.name, block.content));
-    const values =
-      output === undefined ? [] : tool.trustedOutputFields.flatMap((path) => valuesAt(output, path));
-    taint.noteResult(true, values);
+  if (tool === undefined) {
+    taint.noteResult(true, []);
+    return;
   }
+  // Errors vouch for no values, as in a live run.
+  const output = block.isError
+    ? undefined
+    : parsed(tool.trustedOutput ? block.content : undelimited(tool.name, block.content));
+  if (tool.trustedOutput) taint.noteResult(false, output === undefined ? [] : leavesOf(output), tool.name);
+  else {
+    const values =
+      output === undefined ? [] : tool.trustedOutputFields.flatMap((path) => leavesAt(output, path));
+    taint.noteResult(true, values, tool.name);
+  }
+  if (tool.privateOutput && output !== undefined)
+    taint.notePrivate(leavesOf(output).map((leaf) => leaf.value));
 }
 
 function parsed(content: string): unknown {

@@ -1,6 +1,7 @@
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { DriftOptions } from '../controls/drift-monitor.js';
 import type { PriceTable } from '../controls/price.js';
+import type { PlannedCall, ToolPolicy } from '../controls/taint-policy.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import { checkModelSettings } from '../model/check-settings.js';
 import { assistantBlockTypes, type Message, userBlockTypes } from '../model/content.js';
@@ -11,6 +12,7 @@ import type { TokenEstimator } from '../tokens/token-estimator.js';
 import type { Actor, AnyTool } from '../tools/define-tool.js';
 import type { TraceSink } from '../trace/sink.js';
 import type { ApprovalVerdict } from './approval.js';
+import { validateTaintOptions } from './check-taint-options.js';
 import { blockProblem } from './run-state.js';
 
 /** What an authorizer is asked about one call. */
@@ -91,8 +93,24 @@ export interface TaintOptions {
   enabled?: boolean;
   /** Pause for a person (`ask`, the fail-closed default) or refuse the call and let the run go on (`deny`). @default 'ask' */
   onTaintedCall?: 'ask' | 'deny';
-  /** Writes allowed even under taint: a tool name, or a tool with a condition on its input. @default [] */
+  /**
+   * Writes allowed even under taint: a tool name, or a tool with a condition on its input. An
+   * entry waives only the provenance rule: a tool's policy and the plan still apply. @default []
+   */
   allowWhileTainted?: readonly (string | { tool: string; when?: (input: unknown) => boolean })[];
+  /**
+   * Policies per privileged tool, by tool name: where each argument may come from, who may read
+   * private data, egress, caps. A privileged tool without one gets the provenance rule. The
+   * recommended configuration gives every privileged tool a policy (docs/injection.md).
+   * @default {}
+   */
+  policies?: Readonly<Record<string, ToolPolicy>>;
+  /**
+   * The privileged calls this run may make, fixed from the user's request before any untrusted
+   * data arrives (by the caller, or by `planCalls`). Under taint, a privileged call that
+   * matches no entry is stopped like a tainted call. @default no plan
+   */
+  plan?: readonly PlannedCall[];
 }
 
 /** Options for {@link runAgent}. Every limit is checked by the loop, never by the model. */
@@ -213,6 +231,7 @@ export function validateRunOptions(options: RunOptions): void {
   if (typeof options.model?.generate !== 'function') {
     throw new ConfigurationError('model', 'must implement generate(request)');
   }
+  validateTaintOptions(options.taint, Array.isArray(options.tools) ? options.tools : []);
   positiveInteger('maxSteps', options.maxSteps);
   positiveInteger('toolConcurrency', options.toolConcurrency);
   positiveInteger('maxOutputTokens', options.maxOutputTokens);

@@ -69,6 +69,8 @@ export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
         enabled: options.taint?.enabled ?? true,
         onTaintedCall: options.taint?.onTaintedCall ?? 'ask',
         allowWhileTainted: options.taint?.allowWhileTainted ?? [],
+        policies: options.taint?.policies ?? {},
+        plan: options.taint?.plan ?? [],
       },
       estimator: counter.estimator,
     }),

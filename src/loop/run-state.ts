@@ -564,7 +564,37 @@ function checkTaint(value: unknown): void {
   if (!isFields(value))
     corrupt('taint', `must be null or { untrustedResults, trustedValues }, got ${shown(value)}`);
   count(value, 'untrustedResults', 'taint.untrustedResults');
-  stringList(value['trustedValues'], 'taint.trustedValues');
+  const facts = value['trustedValues'];
+  if (!Array.isArray(facts)) corrupt('taint.trustedValues', `must be a list, got ${shown(facts)}`);
+  facts.forEach((fact, index) => {
+    if (typeof fact === 'string') return;
+    if (
+      !isFields(fact) ||
+      typeof fact['value'] !== 'string' ||
+      typeof fact['kind'] !== 'string' ||
+      typeof fact['source'] !== 'string' ||
+      !fact['source'].startsWith('tool:')
+    )
+      corrupt(
+        `taint.trustedValues.${index}`,
+        `must be a string or { value, kind, source }, got ${shown(fact)}`,
+      );
+  });
+  if (value['privateValues'] !== undefined) stringList(value['privateValues'], 'taint.privateValues');
+  const counters = value['counters'];
+  if (counters === undefined) return;
+  if (!Array.isArray(counters))
+    corrupt('taint.counters', `must be a list of [key, count], got ${shown(counters)}`);
+  counters.forEach((entry, index) => {
+    if (
+      !Array.isArray(entry) ||
+      entry.length !== 2 ||
+      typeof entry[0] !== 'string' ||
+      typeof entry[1] !== 'number' ||
+      !Number.isFinite(entry[1])
+    )
+      corrupt(`taint.counters.${index}`, `must be [key, count], got ${shown(entry)}`);
+  });
 }
 
 function checkToolStats(value: unknown): void {

@@ -69,6 +69,10 @@ export interface Tool<Input = unknown, Output = unknown> {
   readonly requiresTrustedContext: boolean;
   /** Input paths whose provenance matters under taint (a recipient, an amount); `all` checks every field. */
   readonly sensitiveArguments: readonly string[] | 'all';
+  /** With `sensitiveArguments: 'all'`, the input paths left unchecked (a body, a subject). */
+  readonly nonSensitiveArguments: readonly string[];
+  /** Whether the output holds private data (see `ToolSpec.privateOutput`). */
+  readonly privateOutput: boolean;
   /** The largest result the model is shown; the run's `maxResultTokens` applies when unset. */
   readonly maxResultTokens: number | undefined;
   /** How to fetch what a cut result left out, for the truncation marker ("call search_logs with offset"). */
@@ -111,10 +115,26 @@ export interface ToolSpec<S extends StandardSchema, Output> {
   trustedOutput?: boolean;
   /** Output fields that are trusted even in untrusted output (`emails.*.id`). @default [] */
   trustedOutputFields?: readonly string[];
-  /** @default true unless `effect` is 'read' */
+  /** @default true unless `effect` is 'read' (and the read has no `sideEffects`) */
   requiresTrustedContext?: boolean;
+  /**
+   * A read that changes the world (a GET that deletes, a "mark as read" fetch) is privileged like
+   * a write: it needs trusted context. @default false
+   */
+  sideEffects?: boolean;
+  /**
+   * The output holds private data (balances, mail, files): arguments derived from it may reach
+   * only allowed readers and never leave through an egress argument while the context is tainted.
+   * @default false
+   */
+  privateOutput?: boolean;
   /** Input paths whose provenance is checked under taint. @default 'all' */
   sensitiveArguments?: readonly string[] | 'all';
+  /**
+   * The inverse of `sensitiveArguments`: every argument is checked except these (a body, a
+   * subject), so a field added later is checked by default. Not with `sensitiveArguments`.
+   */
+  nonSensitiveArguments?: readonly string[];
   /** @default the run's `maxResultTokens` */
   maxResultTokens?: number;
   /** How to get what a truncated result left out. */
@@ -197,6 +217,14 @@ export function defineTool<S extends StandardSchema, Output>(
   const inputJsonSchema = spec.inputJsonSchema ?? jsonSchemaOf(spec.name, spec.input);
   if (spec.sensitiveArguments !== undefined)
     assertSensitiveFields(spec.name, spec.sensitiveArguments, inputJsonSchema);
+  if (spec.nonSensitiveArguments !== undefined) {
+    if (spec.sensitiveArguments !== undefined)
+      throw new ConfigurationError(
+        `tool ${spec.name}.nonSensitiveArguments`,
+        'give sensitiveArguments or nonSensitiveArguments, not both',
+      );
+    assertSensitiveFields(spec.name, spec.nonSensitiveArguments, inputJsonSchema, 'nonSensitiveArguments');
+  }
   const outputSchema = spec.output?.['~standard'];
   return {
     name: spec.name,
@@ -208,8 +236,11 @@ export function defineTool<S extends StandardSchema, Output>(
     autonomy: spec.autonomy ?? (spec.effect === 'destructive' ? 'confirm' : 'autonomous'),
     trustedOutput: spec.trustedOutput ?? false,
     trustedOutputFields: spec.trustedOutputFields ?? [],
-    requiresTrustedContext: spec.requiresTrustedContext ?? spec.effect !== 'read',
+    requiresTrustedContext:
+      spec.requiresTrustedContext ?? (spec.effect !== 'read' || spec.sideEffects === true),
     sensitiveArguments: spec.sensitiveArguments ?? 'all',
+    nonSensitiveArguments: spec.nonSensitiveArguments ?? [],
+    privateOutput: spec.privateOutput ?? false,
     maxResultTokens: spec.maxResultTokens,
     paging: spec.paging,
     validate(input) {
@@ -249,9 +280,10 @@ function assertSensitiveFields(
   name: string,
   sensitive: readonly string[] | 'all',
   schema: { [key: string]: JsonValue },
+  option = 'sensitiveArguments',
 ): void {
-  if (sensitive === 'all') return;
-  const label = `tool ${name}.sensitiveArguments`;
+  if (sensitive === 'all' && option === 'sensitiveArguments') return;
+  const label = `tool ${name}.${option}`;
   if (!Array.isArray(sensitive))
     throw new ConfigurationError(label, `must be 'all' or a list of input paths, got ${String(sensitive)}`);
   const fields = new InputFields(schema);

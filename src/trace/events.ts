@@ -200,9 +200,14 @@ export interface TaintCheckEvent extends Base {
   callId: string;
   tool: string;
   tainted: boolean;
-  /** `provenance`: every sensitive argument has a trusted source. `allow_list`: allowed by policy. */
-  verdict: 'provenance' | 'allow_list' | 'blocked';
+  /**
+   * `provenance`: every sensitive argument has a trusted source. `policy`: the tool's policy (and
+   * the plan) held. `allow_list`: an allow-list entry waived the provenance rule. `blocked`: stopped.
+   */
+  verdict: 'provenance' | 'policy' | 'allow_list' | 'blocked';
   untrustedArguments: string[];
+  /** Why each argument stopped the call (`to: must come from user`). */
+  reasons?: string[];
 }
 export interface ApprovalRequestEvent extends Base {
   type: 'approval-request';

@@ -1,4 +1,6 @@
-import type { FieldNames } from '../../controls/taint-ledger.js';
+import { canonicalJson } from '../../controls/canonical-json.js';
+import { argumentsAt, type FieldNames, type TaintLedger } from '../../controls/taint-ledger.js';
+import type { PlannedCall, ToolPolicy } from '../../controls/taint-policy.js';
 import type { AnyTool } from '../../tools/define-tool.js';
 import { InputFields } from '../../tools/input-fields.js';
 import { type Guarded, guard } from '../boundary.js';
@@ -6,13 +8,13 @@ import type { CallPlan, Emit, PlanRequest } from '../call-plan.js';
 import type { TaintOptions } from '../options.js';
 import { askPerson } from './check-autonomy.js';
 import { andThen, emitted, type MaybePromise } from './maybe-async.js';
-import { errorContent, planOf, settled } from './settlement.js';
+import { errorContent, planOf, type Settled, settled } from './settlement.js';
 
 type AllowEntry = Required<TaintOptions>['allowWhileTainted'][number];
 
 /** Which keys of a tool's input are field names and which are data, read from its schema once. */
 const fieldNamesOf = new WeakMap<AnyTool, FieldNames>();
-function fieldNames(tool: AnyTool): FieldNames {
+export function fieldNames(tool: AnyTool): FieldNames {
   let names = fieldNamesOf.get(tool);
   if (!names) {
     const fields = new InputFields(tool.inputJsonSchema);
@@ -22,11 +24,19 @@ function fieldNames(tool: AnyTool): FieldNames {
   return names;
 }
 
+/** One reason the guard stopped a call: the argument at fault and why. */
+interface Problem {
+  path: string;
+  reason: string;
+}
+
 /**
- * Stage 7: the taint guard. While untrusted content is in the context, a tool that needs trusted
- * context runs only if its sensitive arguments have trusted provenance or an allow-list entry
- * admits the call; otherwise it pauses for a person (`ask`) or is refused (`deny`). Recorded as a
- * `taint-check` event. Returns undefined when the call may run.
+ * Stage 7: the taint guard. While untrusted content is in the context, a privileged tool runs only
+ * if the plan (when the run has one) admits the call, its policy holds (argument sources, readers
+ * of private data, egress) and its remaining sensitive arguments have trusted provenance or an
+ * allow-list entry waives that rule; otherwise it pauses for a person (`ask`) or is refused
+ * (`deny`). A read with an egress policy is checked the same way. Recorded as a `taint-check`
+ * event. Returns undefined when the call may run.
  */
 export function checkTaint(
   tool: AnyTool,
@@ -35,20 +45,41 @@ export function checkTaint(
   taint: Required<TaintOptions>,
   emit: Emit,
 ): MaybePromise<CallPlan | undefined> {
-  if (!taint.enabled || !tool.requiresTrustedContext || !request.taint.tainted) return undefined;
-  const untrustedArguments = request.taint.untrustedArguments(
-    input,
-    tool.sensitiveArguments,
-    fieldNames(tool),
-  );
-  // The allow-list is consulted only when provenance alone does not clear the call.
+  const policy = taint.policies[tool.name];
+  const ledger = request.taint;
+  if (!taint.enabled || !ledger.tainted) return undefined;
+  if (!tool.requiresTrustedContext && policy?.egress === undefined) return undefined;
+  const fields = fieldNames(tool);
+  const problems: Problem[] = [];
+  const vouched = new Set<string>();
+  if (tool.requiresTrustedContext && taint.plan.length > 0) {
+    const entry = plannedEntry(taint.plan, tool, input, ledger);
+    if (entry === undefined)
+      problems.push({ path: '(call)', reason: 'the plan fixed from the request has no such call' });
+    else for (const path of Object.keys(entry.arguments ?? {})) vouched.add(path);
+  }
+  if (policy) policyProblems(policy, input, ledger, fields, vouched, problems);
+  const policyPaths = new Set(Object.keys(policy?.arguments ?? {}));
+  const provenance = tool.requiresTrustedContext
+    ? ledger
+        .untrustedArguments(input, tool.sensitiveArguments, fields, tool.nonSensitiveArguments)
+        .filter((path) => !vouched.has(path) && !policyPaths.has(path) && !coveredBy(path, vouched))
+    : [];
+  // The allow-list waives only the provenance rule; the plan and the policy still hold.
   const listed =
-    untrustedArguments.length === 0
-      ? false
-      : allowListed(taint.allowWhileTainted, 0, tool, input, request.signal);
+    provenance.length === 0 ? false : allowListed(taint.allowWhileTainted, 0, tool, input, request.signal);
   return andThen(listed, (allowed) => {
     if (typeof allowed !== 'boolean') return allowed;
-    const verdict = untrustedArguments.length === 0 ? 'provenance' : allowed ? 'allow_list' : 'blocked';
+    if (!allowed) for (const path of provenance) problems.push({ path, reason: 'no trusted source' });
+    const untrustedArguments = [...new Set(problems.map((problem) => problem.path))];
+    const verdict =
+      problems.length > 0
+        ? 'blocked'
+        : provenance.length > 0
+          ? 'allow_list'
+          : policy
+            ? 'policy'
+            : 'provenance';
     const recorded = emitted(
       emit({
         type: 'taint-check',
@@ -58,6 +89,9 @@ export function checkTaint(
         tainted: true,
         verdict,
         untrustedArguments,
+        ...(problems.length > 0
+          ? { reasons: problems.map((problem) => `${problem.path}: ${problem.reason}`) }
+          : {}),
       }),
     );
     return andThen(recorded, () => {
@@ -65,10 +99,7 @@ export function checkTaint(
       if (taint.onTaintedCall === 'deny') {
         return settled(
           'blocked_tainted',
-          errorContent(
-            'tainted_context',
-            `${tool.name} was not run: content from an untrusted source is in the conversation and these arguments do not come from the user: ${untrustedArguments.join(', ')}. Ask the user to confirm them.`,
-          ),
+          errorContent('tainted_context', refusalOf(tool.name, problems)),
           null,
           true,
           true,
@@ -77,6 +108,180 @@ export function checkTaint(
       return askPerson(request.call, tool, input, 'tainted_context', untrustedArguments);
     });
   });
+}
+
+/** What the model is told: which arguments, and why when it is more than a missing source. */
+function refusalOf(tool: string, problems: readonly Problem[]): string {
+  const lead = `${tool} was not run: content from an untrusted source is in the conversation and`;
+  if (problems.every((problem) => problem.reason === 'no trusted source'))
+    return `${lead} these arguments do not come from the user: ${problems.map((problem) => problem.path).join(', ')}. Ask the user to confirm them.`;
+  return `${lead} ${problems.map((problem) => `${problem.path} ${problem.reason}`).join('; ')}. Ask the user to confirm.`;
+}
+
+/** Whether a provenance path (`items.0.sku`) lies under a path the plan fixed (`items`). */
+function coveredBy(path: string, vouched: ReadonlySet<string>): boolean {
+  for (const prefix of vouched) if (path.startsWith(`${prefix}.`)) return true;
+  return false;
+}
+
+/** The value at a dotted path of the input (no wildcards), or undefined. */
+function valueAt(input: unknown, path: string): unknown {
+  let node = input;
+  for (const segment of path.split('.')) {
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, segment)) return undefined;
+    node = (node as Record<string, unknown>)[segment];
+  }
+  return node;
+}
+
+/** Whether a planned call admits this input: every listed argument equal, or its predicate true. */
+function plannedMatches(entry: PlannedCall, tool: AnyTool, input: unknown): boolean {
+  if (entry.tool !== tool.name) return false;
+  for (const [path, expected] of Object.entries(entry.arguments ?? {})) {
+    const actual = valueAt(input, path);
+    if (typeof expected === 'function') {
+      try {
+        if ((expected as (value: unknown) => unknown)(actual) !== true) return false;
+      } catch {
+        return false;
+      }
+    } else if (actual === undefined || canonicalJson(actual) !== canonicalJson(expected)) return false;
+  }
+  return true;
+}
+
+/** The first planned entry that admits the call and has a use left. */
+function plannedEntry(
+  plan: readonly PlannedCall[],
+  tool: AnyTool,
+  input: unknown,
+  ledger: TaintLedger,
+): PlannedCall | undefined {
+  return plan.find(
+    (entry, index) =>
+      plannedMatches(entry, tool, input) && ledger.counter(`plan:${index}`) < (entry.times ?? 1),
+  );
+}
+
+function policyProblems(
+  policy: ToolPolicy,
+  input: unknown,
+  ledger: TaintLedger,
+  fields: FieldNames,
+  vouched: ReadonlySet<string>,
+  problems: Problem[],
+): void {
+  for (const [pattern, sources] of Object.entries(policy.arguments ?? {})) {
+    if (vouched.has(pattern)) continue;
+    for (const leaf of argumentsAt(input, [pattern], fields)) {
+      if (leaf.value === undefined) continue;
+      const found = ledger.sourcesOf(leaf.value, leaf.field);
+      if (!sources.some((source) => found.has(source)))
+        problems.push({ path: leaf.path, reason: `must come from ${sources.join(' or ')}` });
+    }
+  }
+  if (policy.readers) {
+    const readerPaths = policy.readers.arguments;
+    const carried = argumentsAt(input, 'all', fields, readerPaths).some((leaf) =>
+      ledger.derivedFromPrivate(leaf.value),
+    );
+    if (carried) {
+      const allowed =
+        policy.readers.allowed ?? ((reader: string) => ledger.sourcesOf(reader, 'to').has('user'));
+      for (const leaf of argumentsAt(input, readerPaths, fields)) {
+        let ok = false;
+        try {
+          ok = typeof leaf.value === 'string' && allowed(leaf.value) === true;
+        } catch {
+          ok = false;
+        }
+        if (!ok) problems.push({ path: leaf.path, reason: 'may not read data derived from private results' });
+      }
+    }
+  }
+  for (const leaf of argumentsAt(input, policy.egress ?? [], fields))
+    if (ledger.derivedFromPrivate(leaf.value))
+      problems.push({ path: leaf.path, reason: 'carries data derived from private results out' });
+}
+
+/**
+ * At execution, the run-wide commitments of a call that was admitted: its use of a plan entry and
+ * its policy's caps, checked and counted in one synchronous step so parallel calls of one batch
+ * see each other (twenty split payments cannot all pass one check). Returns a refusal when a cap
+ * is reached, or when the context is tainted and the plan has no use left for the call.
+ */
+export function commitCall(
+  tool: AnyTool,
+  input: unknown,
+  ledger: TaintLedger,
+  taint: Required<TaintOptions>,
+): Settled | undefined {
+  if (!taint.enabled) return undefined;
+  const policy = taint.policies[tool.name];
+  const caps = policy?.caps;
+  const counts: [string, number][] = [];
+  if (caps) {
+    const fields = fieldNames(tool);
+    if (caps.maxCalls !== undefined) {
+      if (ledger.counter(`calls:${tool.name}`) + 1 > caps.maxCalls)
+        return capReached(tool, `at most ${caps.maxCalls} calls per run`);
+      counts.push([`calls:${tool.name}`, 1]);
+    }
+    if (caps.sum) {
+      const amount = argumentsAt(input, [caps.sum.argument], fields).reduce(
+        (total, leaf) =>
+          total + (typeof leaf.value === 'number' && Number.isFinite(leaf.value) ? leaf.value : 0),
+        0,
+      );
+      const key = `sum:${tool.name}`;
+      if (ledger.counter(key) + amount > caps.sum.max)
+        return capReached(
+          tool,
+          `${caps.sum.argument} may add up to ${caps.sum.max} per run; ${ledger.counter(key)} is spent`,
+        );
+      counts.push([key, amount]);
+    }
+    if (caps.perValue) {
+      for (const leaf of argumentsAt(input, [caps.perValue.argument], fields)) {
+        const key = `per:${tool.name}:${caps.perValue.argument}:${canonicalJson(leaf.value)}`;
+        if (ledger.counter(key) + 1 > caps.perValue.maxCalls)
+          return capReached(
+            tool,
+            `at most ${caps.perValue.maxCalls} calls per ${caps.perValue.argument} per run`,
+          );
+        counts.push([key, 1]);
+      }
+    }
+  }
+  if (tool.requiresTrustedContext && taint.plan.length > 0) {
+    const index = taint.plan.findIndex(
+      (entry, at) => plannedMatches(entry, tool, input) && ledger.counter(`plan:${at}`) < (entry.times ?? 1),
+    );
+    if (index >= 0) counts.push([`plan:${index}`, 1]);
+    else if (ledger.tainted)
+      return settled(
+        'blocked_tainted',
+        errorContent(
+          'tainted_context',
+          `${tool.name} was not run: the plan fixed from the user's request has no use left for this call.`,
+        ),
+        null,
+        true,
+        true,
+      );
+  }
+  for (const [key, by] of counts) ledger.count(key, by);
+  return undefined;
+}
+
+function capReached(tool: AnyTool, limit: string): Settled {
+  return settled(
+    'denied',
+    errorContent('policy_cap', `${tool.name} was not run: its policy allows ${limit}.`),
+    null,
+    true,
+    true,
+  );
 }
 
 /** Whether an entry from `from` on admits the call; each `when` predicate runs inside the boundary. */

@@ -102,7 +102,7 @@ function dispatcherFor(tools: AnyTool[], overrides: Partial<LiveDispatcherOption
     maxResultTokens: undefined,
     maxInputChars: 1_000,
     writesDisabled: false,
-    taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [] },
+    taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [], policies: {}, plan: [] },
     estimator: approxTokenEstimator,
     ...overrides,
   });
@@ -435,6 +435,8 @@ for (const [label, make] of nastyThrows) {
     const dispatch = dispatcherFor([validating, preconditioned, predicated, checked], {
       taint: {
         enabled: true,
+        policies: {},
+        plan: [],
         onTaintedCall: 'ask',
         allowWhileTainted: [
           {
@@ -634,6 +636,7 @@ it('asks, denies, allow-lists, or passes on provenance, and records each check',
     tainted: true,
     verdict: 'blocked',
     untrustedArguments: ['to'],
+    reasons: ['to: no trusted source'],
   });
   expect(Object.keys(events.at(-1) as object)).toEqual([
     'type',
@@ -643,10 +646,11 @@ it('asks, denies, allow-lists, or passes on provenance, and records each check',
     'tainted',
     'verdict',
     'untrustedArguments',
+    'reasons',
   ]);
 
   const deny = dispatcherFor([sendEmail], {
-    taint: { enabled: true, onTaintedCall: 'deny', allowWhileTainted: [] },
+    taint: { enabled: true, onTaintedCall: 'deny', allowWhileTainted: [], policies: {}, plan: [] },
   });
   const refused = settlementOf(await deny.plan(steered, emit));
   expect(refused).toMatchObject({ status: 'blocked_tainted', terminal: true });
@@ -656,13 +660,25 @@ it('asks, denies, allow-lists, or passes on provenance, and records each check',
 
   const when = vi.fn((input: unknown) => String((input as { to: string }).to).endsWith('@evil.example'));
   const listed = dispatcherFor([sendEmail], {
-    taint: { enabled: true, onTaintedCall: 'deny', allowWhileTainted: [{ tool: 'send_email', when }] },
+    taint: {
+      enabled: true,
+      onTaintedCall: 'deny',
+      allowWhileTainted: [{ tool: 'send_email', when }],
+      policies: {},
+      plan: [],
+    },
   });
   expect((await listed.plan(steered, emit)).kind).toBe('execute');
   expect(events.at(-1)).toMatchObject({ verdict: 'allow_list' });
 
   const byName = dispatcherFor([sendEmail], {
-    taint: { enabled: true, onTaintedCall: 'deny', allowWhileTainted: ['send_email'] },
+    taint: {
+      enabled: true,
+      onTaintedCall: 'deny',
+      allowWhileTainted: ['send_email'],
+      policies: {},
+      plan: [],
+    },
   });
   expect((await byName.plan(steered, emit)).kind).toBe('execute');
 
@@ -680,6 +696,8 @@ it('an async when predicate is awaited; one that hangs is abandoned with the run
   const later = dispatcherFor([sendEmail], {
     taint: {
       enabled: true,
+      policies: {},
+      plan: [],
       onTaintedCall: 'deny',
       allowWhileTainted: [
         { tool: 'send_email', when: (() => Promise.resolve(false)) as never },
@@ -692,6 +710,8 @@ it('an async when predicate is awaited; one that hangs is abandoned with the run
   const hanging = dispatcherFor([sendEmail], {
     taint: {
       enabled: true,
+      policies: {},
+      plan: [],
       onTaintedCall: 'deny',
       allowWhileTainted: [{ tool: 'send_email', when: (() => new Promise(() => {})) as never }],
     },
@@ -724,6 +744,10 @@ it('a trusted result is shown as it is; an untrusted one is delimited; a large o
     fatal: false,
     untrusted: false,
     trustedValues: ['7', 'shipped'],
+    trustedLeaves: [
+      { path: 'orderId', value: '7' },
+      { path: 'status', value: 'shipped' },
+    ],
   });
   const untrusted = await execute(
     await dispatch.plan(request('fetch_page', {}), emit),

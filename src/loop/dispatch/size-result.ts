@@ -1,4 +1,4 @@
-import { valuesAt } from '../../controls/taint-ledger.js';
+import { leavesAt, leavesOf } from '../../controls/taint-ledger.js';
 import { errorInfo } from '../../errors/error-info.js';
 import type { TokenEstimator } from '../../tokens/token-estimator.js';
 import type { AnyTool } from '../../tools/define-tool.js';
@@ -47,14 +47,17 @@ function shown(tool: AnyTool, output: unknown, serialized: string, options: Sizi
     truncation = sized.truncation;
   }
   const untrusted = !tool.trustedOutput;
-  const trustedValues = tool.trustedOutput
-    ? primitivesOf(output, [])
-    : tool.trustedOutputFields.flatMap((path) => valuesAt(output, path));
+  // Each trusted value keeps the path it came from, so the ledger binds it to its field's kind.
+  const trustedLeaves = tool.trustedOutput
+    ? leavesOf(output)
+    : tool.trustedOutputFields.flatMap((path) => leavesAt(output, path));
   const settlement: CallSettlement = {
     ...base('ok', untrusted ? delimitUntrusted(tool.name, text) : text, false),
     untrusted,
-    trustedValues,
+    trustedValues: trustedLeaves.map((leaf) => leaf.value),
+    trustedLeaves,
   };
+  if (tool.privateOutput) settlement.privateValues = primitivesOf(output, []);
   if (truncation) settlement.truncation = truncation;
   return settlement;
 }

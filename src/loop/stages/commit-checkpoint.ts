@@ -186,6 +186,7 @@ function writeOf(
       terminalFailures: state.terminalList.length,
       handoffs: state.handoffs.length,
       trustedValues: state.taint.trustedValueCount,
+      privateValues: state.taint.privateValueCount,
       deltaBytes: 0,
       snapshotBytes: messageTokens(state, state.messages, 0),
     };
@@ -197,6 +198,7 @@ function writeOf(
   committed.terminalFailures = state.terminalList.length;
   committed.handoffs = state.handoffs.length;
   committed.trustedValues = state.taint.trustedValueCount;
+  committed.privateValues = state.taint.privateValueCount;
   committed.deltaBytes += added + deltaOverheadTokens;
   return { ...head, delta };
 }
@@ -236,6 +238,15 @@ function deltaOf(
         from: committed.trustedValues,
         items: state.taint.trustedValuesFrom(committed.trustedValues),
       },
+      ...(state.taint.privateValueCount > 0
+        ? {
+            privateValues: {
+              from: committed.privateValues,
+              items: state.taint.privateValuesFrom(committed.privateValues),
+            },
+          }
+        : {}),
+      ...(state.taint.counters().length > 0 ? { counters: state.taint.counters() } : {}),
     },
     terminalFailures: {
       from: committed.terminalFailures,

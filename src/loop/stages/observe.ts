@@ -42,7 +42,12 @@ function record(
         state.terminalList.push(key);
       }
     }
-    state.taint.noteResult(settlement.untrusted === true, settlement.trustedValues ?? []);
+    state.taint.noteResult(
+      settlement.untrusted === true,
+      settlement.trustedLeaves ?? settlement.trustedValues ?? [],
+      call.name,
+    );
+    if (settlement.privateValues) state.taint.notePrivate(settlement.privateValues);
     if (settlement.status === 'drafted' || settlement.status === 'proposed') {
       state.handoffs.push({
         kind: settlement.status === 'drafted' ? 'draft' : 'proposal',
