@@ -181,10 +181,13 @@ describe('policies per tool', () => {
     );
     expect(b.paid).toEqual([]);
     expect(b.passwords).toEqual([]);
-    const refusals = result.messages
-      .flatMap((message) => message.content)
-      .filter((block) => block.type === 'tool_result' && block.isError)
-      .map((block) => (block.type === 'tool_result' ? block.content : ''));
+    const refusals = result.messages.flatMap((message) =>
+      message.role === 'user'
+        ? message.content.flatMap((block) =>
+            block.type === 'tool_result' && block.isError ? [block.content] : [],
+          )
+        : [],
+    );
     expect(refusals.some((text) => text.includes('amount must come from user'))).toBe(true);
     expect(refusals.some((text) => text.includes('password must come from user'))).toBe(true);
   });
