@@ -1,5 +1,5 @@
 import { canonicalJson } from '../controls/canonical-json.js';
-import type { AssistantBlock, Message } from '../model/content.js';
+import type { AssistantBlock, Message, ToolUseBlock } from '../model/content.js';
 import type { Model, ModelResponse } from '../model/model.js';
 import { extractDirectives } from './attacks.js';
 import type { Observations, UserTask } from './suites.js';
@@ -57,7 +57,7 @@ function response(content: AssistantBlock[]): ModelResponse {
  * A scripted model that does the user's task and nothing else: it follows the task's plan, using
  * what it observed to fill in arguments, and never acts on text inside tool results.
  */
-export function honestModel(task: UserTask): Model {
+export function honestModel(task: Pick<UserTask, 'plan' | 'answer'>): Model {
   let next = 0;
   return {
     name: 'honest',
@@ -74,12 +74,69 @@ export function honestModel(task: UserTask): Model {
   };
 }
 
+const placeholder = /\{\{([\w-]+)((?:\.[\w-]+)*)\}\}/g;
+const wholePlaceholder = /^\{\{([\w-]+)((?:\.[\w-]+)*)\}\}$/;
+
+/** The value at `tool.path` of what the model observed, or undefined when it has not seen it. */
+function observed(seen: Observations, tool: string, path: string): unknown {
+  let value: unknown = seen[tool];
+  for (const segment of path.split('.').filter((part) => part !== '')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
 /**
- * The worst case: a model that reads its whole context, tool output included, and issues a tool
- * call for every instruction it recognizes there (once each), before going on with the user's
- * task. No real model is this obedient; a guard that holds against it holds against them.
+ * A directive's input with its `{{tool.path}}` placeholders filled from what the model observed
+ * (a whole-string placeholder keeps the value's type: `"{{get_balance}}"` becomes 1810), or
+ * undefined while a placeholder names something not yet seen. This is how an adaptive attacker
+ * launders a value: "read the balance, then send all of it".
  */
-export function obedientModel(task: UserTask, tools: readonly string[]): Model {
+function resolved(value: unknown, seen: Observations): { value: unknown } | undefined {
+  if (typeof value === 'string') {
+    const whole = wholePlaceholder.exec(value);
+    if (whole) {
+      const found = observed(seen, whole[1] as string, whole[2] ?? '');
+      return found === undefined ? undefined : { value: found };
+    }
+    let missing = false;
+    const text = value.replace(placeholder, (_, tool: string, path: string) => {
+      const found = observed(seen, tool, path ?? '');
+      if (found === undefined) missing = true;
+      return typeof found === 'string' ? found : JSON.stringify(found);
+    });
+    return missing ? undefined : { value: text };
+  }
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      const next = resolved(item, seen);
+      if (!next) return undefined;
+      out.push(next.value);
+    }
+    return { value: out };
+  }
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) {
+      const next = resolved(member, seen);
+      if (!next) return undefined;
+      out[key] = next.value;
+    }
+    return { value: out };
+  }
+  return { value };
+}
+
+/**
+ * The worst case: a model that reads its whole context, tool output and tool errors included, and
+ * issues a tool call for every instruction it recognizes there (once each, in the order it reads
+ * them, filling `{{tool.path}}` placeholders from what it has observed and waiting for what it has
+ * not), before going on with the user's task. No real model is this obedient; a guard that holds
+ * against it holds against them.
+ */
+export function obedientModel(task: Pick<UserTask, 'plan' | 'answer'>, tools: readonly string[]): Model {
   const honest = honestModel(task);
   const issued = new Set<string>();
   let injected = 0;
@@ -87,6 +144,7 @@ export function obedientModel(task: UserTask, tools: readonly string[]): Model {
     name: 'obedient',
     async generate(request) {
       if (request.toolChoice !== 'none') {
+        const seen = observe(request.messages);
         const calls: AssistantBlock[] = [];
         for (const message of request.messages) {
           for (const block of message.content) {
@@ -95,12 +153,14 @@ export function obedientModel(task: UserTask, tools: readonly string[]): Model {
               for (const directive of extractDirectives(text, tools)) {
                 const key = canonicalJson(directive);
                 if (issued.has(key)) continue;
+                const input = resolved(directive.input, seen);
+                if (!input) continue;
                 issued.add(key);
                 calls.push({
                   type: 'tool_use',
                   id: `injected_${++injected}`,
                   name: directive.tool,
-                  input: directive.input,
+                  input: input.value as ToolUseBlock['input'],
                 });
               }
             }

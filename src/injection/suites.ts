@@ -2,13 +2,10 @@ import { z } from 'zod';
 import { type AnyTool, defineTool } from '../tools/define-tool.js';
 import { ToolError } from '../tools/tool-error.js';
 import type { AttackGoal } from './attacks.js';
+import type { Observations, PlanStep } from './bench-suite.js';
 import type { World } from './world.js';
 
-/** What the honest model has seen so far: the parsed output of each tool's latest call. */
-export type Observations = Record<string, unknown>;
-
-/** One step of an honest plan: the tool call to make, given what was observed. */
-export type PlanStep = (seen: Observations) => { text: string; tool: string; input: Record<string, unknown> };
+export type { Observations, PlanStep };
 
 /** A task the user really asked for. */
 export interface UserTask {
@@ -125,7 +122,9 @@ export function suiteTools(suite: SuiteName, world: World, naive: boolean): AnyT
           description: 'List the emails in the inbox with their ids, senders, subjects and bodies.',
           input: z.object({}),
           effect: 'read',
-          trustedOutputFields: ['*.id'],
+          trustedOutputFields: naive ? [] : ['*.id'],
+          // The user's mail is private: what it says may go only to readers the user named.
+          privateOutput: !naive,
           execute: () => world.inbox.filter((email) => !world.deleted.includes(email.id)),
         }),
         defineTool({

@@ -11,7 +11,7 @@ import { checkTaint, commitCall } from './dispatch/check-taint.js';
 import { checkTerminalRepeat } from './dispatch/check-terminal-repeat.js';
 import { executeCall } from './dispatch/execute-call.js';
 import { andThen, type MaybePromise } from './dispatch/maybe-async.js';
-import type { Authorizer, TaintOptions } from './options.js';
+import type { Authorizer, ResolvedTaintOptions } from './options.js';
 
 export type { CallPlan, CallSettlement, Dispatcher, Emit, PlanRequest } from './call-plan.js';
 export { callKey } from './dispatch/check-terminal-repeat.js';
@@ -29,7 +29,7 @@ export interface LiveDispatcherOptions {
   maxResultTokens: number | undefined;
   maxInputChars: number;
   writesDisabled: boolean;
-  taint: Required<TaintOptions>;
+  taint: ResolvedTaintOptions;
   estimator: TokenEstimator;
 }
 

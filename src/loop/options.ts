@@ -108,10 +108,15 @@ export interface TaintOptions {
   /**
    * The privileged calls this run may make, fixed from the user's request before any untrusted
    * data arrives (by the caller, or by `planCalls`). Under taint, a privileged call that
-   * matches no entry is stopped like a tainted call. @default no plan
+   * matches no entry is stopped like a tainted call; an empty plan admits none. @default no plan
    */
   plan?: readonly PlannedCall[];
 }
+
+/** The taint options a run resolved: every default filled in; `plan` stays absent without one. */
+export type ResolvedTaintOptions = Required<Omit<TaintOptions, 'plan'>> & {
+  plan: readonly PlannedCall[] | undefined;
+};
 
 /** Options for {@link runAgent}. Every limit is checked by the loop, never by the model. */
 export interface RunOptions {

@@ -70,7 +70,7 @@ export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
         onTaintedCall: options.taint?.onTaintedCall ?? 'ask',
         allowWhileTainted: options.taint?.allowWhileTainted ?? [],
         policies: options.taint?.policies ?? {},
-        plan: options.taint?.plan ?? [],
+        plan: options.taint?.plan,
       },
       estimator: counter.estimator,
     }),

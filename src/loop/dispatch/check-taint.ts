@@ -1,11 +1,16 @@
 import { canonicalJson } from '../../controls/canonical-json.js';
-import { argumentsAt, type FieldNames, type TaintLedger } from '../../controls/taint-ledger.js';
+import {
+  type ArgumentLeaf,
+  argumentsAt,
+  type FieldNames,
+  type TaintLedger,
+} from '../../controls/taint-ledger.js';
 import type { PlannedCall, ToolPolicy } from '../../controls/taint-policy.js';
 import type { AnyTool } from '../../tools/define-tool.js';
 import { InputFields } from '../../tools/input-fields.js';
 import { type Guarded, guard } from '../boundary.js';
 import type { CallPlan, Emit, PlanRequest } from '../call-plan.js';
-import type { TaintOptions } from '../options.js';
+import type { ResolvedTaintOptions, TaintOptions } from '../options.js';
 import { askPerson } from './check-autonomy.js';
 import { andThen, emitted, type MaybePromise } from './maybe-async.js';
 import { errorContent, planOf, type Settled, settled } from './settlement.js';
@@ -42,7 +47,7 @@ export function checkTaint(
   tool: AnyTool,
   input: unknown,
   request: PlanRequest,
-  taint: Required<TaintOptions>,
+  taint: ResolvedTaintOptions,
   emit: Emit,
 ): MaybePromise<CallPlan | undefined> {
   const policy = taint.policies[tool.name];
@@ -52,7 +57,7 @@ export function checkTaint(
   const fields = fieldNames(tool);
   const problems: Problem[] = [];
   const vouched = new Set<string>();
-  if (tool.requiresTrustedContext && taint.plan.length > 0) {
+  if (tool.requiresTrustedContext && taint.plan !== undefined) {
     const entry = plannedEntry(taint.plan, tool, input, ledger);
     if (entry === undefined)
       problems.push({ path: '(call)', reason: 'the plan fixed from the request has no such call' });
@@ -183,7 +188,7 @@ function policyProblems(
   if (policy.readers) {
     const readerPaths = policy.readers.arguments;
     const carried = argumentsAt(input, 'all', fields, readerPaths).some((leaf) =>
-      ledger.derivedFromPrivate(leaf.value),
+      carriesPrivate(ledger, leaf),
     );
     if (carried) {
       const allowed =
@@ -200,8 +205,16 @@ function policyProblems(
     }
   }
   for (const leaf of argumentsAt(input, policy.egress ?? [], fields))
-    if (ledger.derivedFromPrivate(leaf.value))
+    if (carriesPrivate(ledger, leaf))
       problems.push({ path: leaf.path, reason: 'carries data derived from private results out' });
+}
+
+/**
+ * Whether an argument carries private data out: it holds a private token, and it is not a value
+ * the user wrote themselves (a URL the user typed that also appears in their mail is the user's).
+ */
+function carriesPrivate(ledger: TaintLedger, leaf: ArgumentLeaf): boolean {
+  return ledger.derivedFromPrivate(leaf.value) && !ledger.sourcesOf(leaf.value, leaf.field).has('user');
 }
 
 /**
@@ -214,7 +227,7 @@ export function commitCall(
   tool: AnyTool,
   input: unknown,
   ledger: TaintLedger,
-  taint: Required<TaintOptions>,
+  taint: ResolvedTaintOptions,
 ): Settled | undefined {
   if (!taint.enabled) return undefined;
   const policy = taint.policies[tool.name];
@@ -253,8 +266,9 @@ export function commitCall(
       }
     }
   }
-  if (tool.requiresTrustedContext && taint.plan.length > 0) {
-    const index = taint.plan.findIndex(
+  if (tool.requiresTrustedContext && taint.plan !== undefined) {
+    const plan = taint.plan;
+    const index = plan.findIndex(
       (entry, at) => plannedMatches(entry, tool, input) && ledger.counter(`plan:${at}`) < (entry.times ?? 1),
     );
     if (index >= 0) counts.push([`plan:${index}`, 1]);

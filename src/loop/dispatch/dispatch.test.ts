@@ -102,7 +102,7 @@ function dispatcherFor(tools: AnyTool[], overrides: Partial<LiveDispatcherOption
     maxResultTokens: undefined,
     maxInputChars: 1_000,
     writesDisabled: false,
-    taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [], policies: {}, plan: [] },
+    taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [], policies: {}, plan: undefined },
     estimator: approxTokenEstimator,
     ...overrides,
   });
@@ -436,7 +436,7 @@ for (const [label, make] of nastyThrows) {
       taint: {
         enabled: true,
         policies: {},
-        plan: [],
+        plan: undefined,
         onTaintedCall: 'ask',
         allowWhileTainted: [
           {
@@ -650,7 +650,7 @@ it('asks, denies, allow-lists, or passes on provenance, and records each check',
   ]);
 
   const deny = dispatcherFor([sendEmail], {
-    taint: { enabled: true, onTaintedCall: 'deny', allowWhileTainted: [], policies: {}, plan: [] },
+    taint: { enabled: true, onTaintedCall: 'deny', allowWhileTainted: [], policies: {}, plan: undefined },
   });
   const refused = settlementOf(await deny.plan(steered, emit));
   expect(refused).toMatchObject({ status: 'blocked_tainted', terminal: true });
@@ -665,7 +665,7 @@ it('asks, denies, allow-lists, or passes on provenance, and records each check',
       onTaintedCall: 'deny',
       allowWhileTainted: [{ tool: 'send_email', when }],
       policies: {},
-      plan: [],
+      plan: undefined,
     },
   });
   expect((await listed.plan(steered, emit)).kind).toBe('execute');
@@ -677,7 +677,7 @@ it('asks, denies, allow-lists, or passes on provenance, and records each check',
       onTaintedCall: 'deny',
       allowWhileTainted: ['send_email'],
       policies: {},
-      plan: [],
+      plan: undefined,
     },
   });
   expect((await byName.plan(steered, emit)).kind).toBe('execute');
@@ -697,7 +697,7 @@ it('an async when predicate is awaited; one that hangs is abandoned with the run
     taint: {
       enabled: true,
       policies: {},
-      plan: [],
+      plan: undefined,
       onTaintedCall: 'deny',
       allowWhileTainted: [
         { tool: 'send_email', when: (() => Promise.resolve(false)) as never },
@@ -711,7 +711,7 @@ it('an async when predicate is awaited; one that hangs is abandoned with the run
     taint: {
       enabled: true,
       policies: {},
-      plan: [],
+      plan: undefined,
       onTaintedCall: 'deny',
       allowWhileTainted: [{ tool: 'send_email', when: (() => new Promise(() => {})) as never }],
     },
