@@ -11,6 +11,8 @@ export * from './time/index.js';
 export * from './tokens/index.js';
 export * from './tools/attachments.js';
 export * from './tools/define-tool.js';
+export * from './tools/plan-calls.js';
+export * from './tools/quarantined-extractor.js';
 export * from './tools/result-size.js';
 export * from './tools/standard-schema.js';
 export * from './tools/tool-error.js';
