@@ -8,6 +8,9 @@
  *            output is untrusted: every call goes through the taint guard (provenance of all 10
  *            fields checked against the user's words, a `taint-check` event) and its result is
  *            delimited
+ *   policy   tainted, and the recommended configuration: the tool has a policy (three arguments
+ *            from the user, a readers check over every argument against 200 private tokens, two
+ *            caps counted per call) and the call matches a planned entry
  *
  * Each call is planned (`dispatcher.plan`) and executed (`plan.execute(runtime)`) on a minimal
  * batch runtime: a deadline list and abort listeners, no timer (the batch runner arms one timer per
@@ -72,7 +75,23 @@ const untrustedTool = defineTool({
   ],
 });
 
-function dispatcherFor(tool: AnyTool): Dispatcher {
+/** The recommended configuration: a policy for the tool and a plan the call matches. */
+const policyTaint = {
+  policies: {
+    issue_partner_credit: {
+      arguments: { orderId: ['user' as const], customerId: ['user' as const], amountUsd: ['user' as const] },
+      readers: { arguments: ['requestedBy'] },
+      // Caps high enough never to bite over the whole benchmark, so every call is counted and runs.
+      caps: {
+        sum: { argument: 'amountUsd', max: 1e15 },
+        perValue: { argument: 'customerId', maxCalls: 1e12 },
+      },
+    },
+  },
+  plan: [{ tool: 'issue_partner_credit', arguments: { orderId: 'O-1001' }, times: 1e12 }],
+};
+
+function dispatcherFor(tool: AnyTool, withPolicy = false): Dispatcher {
   return liveDispatcher({
     tools: new Map([[tool.name, tool]]),
     actor: { id: 'agent-user', scopes: ['credits:write'] },
@@ -86,7 +105,13 @@ function dispatcherFor(tool: AnyTool): Dispatcher {
     maxResultTokens: 10_000,
     maxInputChars: 262_144,
     writesDisabled: false,
-    taint: { enabled: true, onTaintedCall: 'ask', allowWhileTainted: [], policies: {}, plan: [] },
+    taint: {
+      enabled: true,
+      onTaintedCall: 'ask',
+      allowWhileTainted: [],
+      policies: withPolicy ? policyTaint.policies : {},
+      plan: withPolicy ? policyTaint.plan : undefined,
+    },
     estimator: approxTokenEstimator,
   });
 }
@@ -138,6 +163,16 @@ taintedLedger.noteTrustedText(
   'Please issue a USD 12.5 credit for order O-1001, customer C-77, reason: Late delivery; notify, priority 2, tags late and vip, requested by ops@corp.example.',
 );
 taintedLedger.noteResult(true, []);
+// The policy case also holds private data (two hundred private tokens, as after reading a mailbox),
+// so the readers check walks every argument looking for it.
+const policyLedger = new TaintLedger();
+policyLedger.noteTrustedText(
+  'Please issue a USD 12.5 credit for order O-1001, customer C-77, reason: Late delivery; notify, priority 2, tags late and vip, requested by ops@corp.example.',
+);
+policyLedger.noteResult(true, []);
+policyLedger.notePrivate(
+  Array.from({ length: 200 }, (_, i) => `Invoice INV-${10_000 + i} for account ACCT${i}x`),
+);
 
 interface Case {
   name: string;
@@ -159,6 +194,13 @@ const cases: Case[] = [
     dispatcher: dispatcherFor(untrustedTool),
     tool: untrustedTool.name,
     taint: taintedLedger,
+    untrusted: true,
+  },
+  {
+    name: 'policy',
+    dispatcher: dispatcherFor(untrustedTool, true),
+    tool: untrustedTool.name,
+    taint: policyLedger,
     untrusted: true,
   },
 ];

@@ -282,13 +282,13 @@ export class TaintLedger {
     const sources = new Set<ValueSource>();
     if (typeof value === 'number') {
       if (!Number.isFinite(value)) return sources;
-      this.#toolSources(String(value), kindOf(value, field), sources);
+      this.#toolSources(String(value), value, field, sources);
       if (this.#user.hasNumber(value)) sources.add('user');
       if (this.#system.hasNumber(value)) sources.add('system');
       return sources;
     }
     if (typeof value !== 'string' || value.trim() === '') return sources;
-    this.#toolSources(value, kindOf(value, field), sources);
+    this.#toolSources(value, value, field, sources);
     // A word of one or two letters ("a", "me") is in every text; short numbers are not words.
     if (value.length < 3 && !digits.test(value)) return sources;
     if (this.#user.has(value)) sources.add('user');
@@ -351,9 +351,11 @@ export class TaintLedger {
     return [...this.#counters];
   }
 
-  #toolSources(value: string, kind: ValueKind, sources: Set<ValueSource>): void {
+  #toolSources(value: string, raw: string | number, field: string, sources: Set<ValueSource>): void {
     const facts = this.#facts.get(value);
     if (facts === undefined) return;
+    // The kind is read only for a value some tool vouched for: most arguments have no such fact.
+    const kind = kindOf(raw, field);
     for (const fact of facts) {
       // A bare value from a state written before kinds existed vouches for any kind.
       if (typeof fact === 'string') sources.add('tool:(unknown)');

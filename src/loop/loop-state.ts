@@ -158,10 +158,14 @@ function seedLedger(setup: LoopSetup): TaintLedger {
   if (initial.system !== '') taint.noteTrustedText(initial.system, 'system');
   const readResults = initial.taint === undefined || initial.taint === null;
   const toolOfCall = new Map<string, string>();
+  const inputOfCall = new Map<string, unknown>();
   for (const message of initial.messages) {
     if (message.role === 'assistant') {
       for (const block of message.content)
-        if (block.type === 'tool_use') toolOfCall.set(block.id, block.name);
+        if (block.type === 'tool_use') {
+          toolOfCall.set(block.id, block.name);
+          inputOfCall.set(block.id, block.input);
+        }
       // Server-side tool results in the history are untrusted, as they were when they arrived.
       if (readResults && carriesExternalData(message.content)) taint.noteResult(true, []);
       continue;
@@ -170,7 +174,12 @@ function seedLedger(setup: LoopSetup): TaintLedger {
       if (block.type === 'text') taint.noteTrustedText(block.text);
       else if (block.type === 'tool_result' && readResults) {
         const name = toolOfCall.get(block.toolUseId);
-        noteHistoricResult(taint, block, name === undefined ? undefined : setup.tools?.get(name));
+        noteHistoricResult(
+          taint,
+          block,
+          name === undefined ? undefined : setup.tools?.get(name),
+          inputOfCall.get(block.toolUseId),
+        );
       }
     }
   }
@@ -178,7 +187,12 @@ function seedLedger(setup: LoopSetup): TaintLedger {
 }
 
 /** A result from the history, as the ledger would have noted it when it arrived. */
-function noteHistoricResult(taint: TaintLedger, block: ToolResultBlock, tool: AnyTool | undefined): void {
+function noteHistoricResult(
+  taint: TaintLedger,
+  block: ToolResultBlock,
+  tool: AnyTool | undefined,
+  input: unknown,
+): void {
   if (tool === undefined) {
     taint.noteResult(true, []);
     return;
@@ -187,10 +201,15 @@ function noteHistoricResult(taint: TaintLedger, block: ToolResultBlock, tool: An
   const output = block.isError
     ? undefined
     : parsed(tool.trustedOutput ? block.content : undelimited(tool.name, block.content));
-  if (tool.trustedOutput) taint.noteResult(false, output === undefined ? [] : leavesOf(output), tool.name);
+  // As live: values a result echoes from its own call's input vouch for nothing.
+  const echoed = new Set(leavesOf(input).map((leaf) => String(leaf.value)));
+  const fresh = (leaves: { path: string; value: unknown }[]) =>
+    leaves.filter((leaf) => !echoed.has(String(leaf.value)));
+  if (tool.trustedOutput)
+    taint.noteResult(false, output === undefined ? [] : fresh(leavesOf(output)), tool.name);
   else {
     const values =
-      output === undefined ? [] : tool.trustedOutputFields.flatMap((path) => leavesAt(output, path));
+      output === undefined ? [] : fresh(tool.trustedOutputFields.flatMap((path) => leavesAt(output, path)));
     taint.noteResult(true, values, tool.name);
   }
   if (tool.privateOutput && output !== undefined)

@@ -34,5 +34,12 @@ function refusalOf(tool: AnyTool, problems: Precondition[]): CallPlan | undefine
     throw new TypeError(`${tool.name}: preconditions must return an array of problems`);
   if (problems.length === 0) return undefined;
   const text = problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ');
-  return settled('invalid_input', errorContent('precondition_failed', `${tool.name} was not run: ${text}`));
+  const refusal = settled(
+    'invalid_input',
+    errorContent('precondition_failed', `${tool.name} was not run: ${text}`),
+  );
+  // A precondition's message may quote the world (a payee's own note): from a tool whose output is
+  // untrusted, it taints the context like a thrown ToolError would.
+  if (!tool.trustedOutput) refusal.settlement.untrusted = true;
+  return refusal;
 }

@@ -6,6 +6,7 @@ import {
   type TaintLedger,
 } from '../../controls/taint-ledger.js';
 import type { PlannedCall, ToolPolicy } from '../../controls/taint-policy.js';
+import { addressKey } from '../../controls/trusted-text.js';
 import type { AnyTool } from '../../tools/define-tool.js';
 import { InputFields } from '../../tools/input-fields.js';
 import { type Guarded, guard } from '../boundary.js';
@@ -53,7 +54,8 @@ export function checkTaint(
   const policy = taint.policies[tool.name];
   const ledger = request.taint;
   if (!taint.enabled || !ledger.tainted) return undefined;
-  if (!tool.requiresTrustedContext && policy?.egress === undefined) return undefined;
+  // A read is checked when it has a policy (its URL must come from the user, its egress is watched).
+  if (!tool.requiresTrustedContext && policy === undefined) return undefined;
   const fields = fieldNames(tool);
   const problems: Problem[] = [];
   const vouched = new Set<string>();
@@ -185,15 +187,19 @@ function policyProblems(
         problems.push({ path: leaf.path, reason: `must come from ${sources.join(' or ')}` });
     }
   }
+  // Once private data is in the context, token matching cannot see it re-encoded (base64, split,
+  // reversed): every reader and every egress value must then come from the user or the plan.
+  const privateRead = ledger.privateValueCount > 0;
   if (policy.readers) {
     const readerPaths = policy.readers.arguments;
-    const carried = argumentsAt(input, 'all', fields, readerPaths).some((leaf) =>
-      carriesPrivate(ledger, leaf),
-    );
+    const carried =
+      privateRead ||
+      argumentsAt(input, 'all', fields, readerPaths).some((leaf) => carriesPrivate(ledger, leaf));
     if (carried) {
       const allowed =
         policy.readers.allowed ?? ((reader: string) => ledger.sourcesOf(reader, 'to').has('user'));
       for (const leaf of argumentsAt(input, readerPaths, fields)) {
+        if (vouched.has(leaf.path)) continue;
         let ok = false;
         try {
           ok = typeof leaf.value === 'string' && allowed(leaf.value) === true;
@@ -204,9 +210,16 @@ function policyProblems(
       }
     }
   }
-  for (const leaf of argumentsAt(input, policy.egress ?? [], fields))
+  for (const leaf of argumentsAt(input, policy.egress ?? [], fields)) {
+    if (vouched.has(leaf.path)) continue;
     if (carriesPrivate(ledger, leaf))
       problems.push({ path: leaf.path, reason: 'carries data derived from private results out' });
+    else if (privateRead && !ledger.sourcesOf(leaf.value, leaf.field).has('user'))
+      problems.push({
+        path: leaf.path,
+        reason: 'leaves the system after private data was read, and the user did not give it',
+      });
+  }
 }
 
 /**
@@ -256,7 +269,7 @@ export function commitCall(
     }
     if (caps.perValue) {
       for (const leaf of argumentsAt(input, [caps.perValue.argument], fields)) {
-        const key = `per:${tool.name}:${caps.perValue.argument}:${canonicalJson(leaf.value)}`;
+        const key = `per:${tool.name}:${caps.perValue.argument}:${capKey(leaf.value)}`;
         if (ledger.counter(key) + 1 > caps.perValue.maxCalls)
           return capReached(
             tool,
@@ -286,6 +299,16 @@ export function commitCall(
   }
   for (const [key, by] of counts) ledger.count(key, by);
   return undefined;
+}
+
+/**
+ * One key per recipient, not per spelling: NFKC, an address with its domain in lower case (as the
+ * provenance rule compares it), other text without case or surrounding space.
+ */
+function capKey(value: unknown): string {
+  if (typeof value !== 'string') return canonicalJson(value);
+  const text = value.normalize('NFKC').trim();
+  return addressKey(text) ?? text.toLowerCase();
 }
 
 function capReached(tool: AnyTool, limit: string): Settled {
