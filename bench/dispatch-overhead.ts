@@ -17,6 +17,7 @@
  * batch; that is not counted here). Imports the source, so no build is needed.
  *
  *   npm run bench:dispatch     (or: npx tsx bench/dispatch-overhead.ts [--calls 50000] [--rounds 7])
+ *   node bench/dispatch-icount.mjs [TREE ...]   instructions per call under valgrind (a noisy machine)
  */
 import { z } from 'zod';
 import { canonicalJson } from '../src/controls/canonical-json.js';
@@ -170,7 +171,8 @@ policyLedger.noteTrustedText(
   'Please issue a USD 12.5 credit for order O-1001, customer C-77, reason: Late delivery; notify, priority 2, tags late and vip, requested by ops@corp.example.',
 );
 policyLedger.noteResult(true, []);
-policyLedger.notePrivate(
+// Optional: bench/dispatch-icount.mjs runs this script against older trees, which lack it.
+policyLedger.notePrivate?.(
   Array.from({ length: 200 }, (_, i) => `Invoice INV-${10_000 + i} for account ACCT${i}x`),
 );
 
@@ -234,6 +236,15 @@ async function reins({ dispatcher, tool, taint, untrusted }: Case): Promise<numb
   return performance.now() - started;
 }
 
+// `--only NAME` times one case once, printing nothing: for bench/dispatch-icount.mjs, which
+// counts its instructions under valgrind.
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+if (only !== undefined) {
+  const entry = cases.find((candidate) => candidate.name === only);
+  if (!entry) throw new Error(`no case ${only}`);
+  await reins(entry);
+  process.exit(0);
+}
 await direct();
 for (const entry of cases) await reins(entry);
 const directUs: number[] = [];

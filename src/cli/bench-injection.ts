@@ -3,10 +3,19 @@ import pc from 'picocolors';
 import { type InjectionFigures, runInjectionBenchmark, type SetupName } from '../injection/index.js';
 
 const percent = (rate: number) => `${(rate * 100).toFixed(1)}%`;
-const setupNames: SetupName[] = ['unguarded', 'provenance', 'guarded', 'guardedDeny'];
+const setupNames: SetupName[] = [
+  'unguarded',
+  'provenance',
+  'policiesOnly',
+  'planOnly',
+  'guarded',
+  'guardedDeny',
+];
 const described: Record<SetupName, string> = {
   unguarded: 'unguarded (no taint guard, every tool autonomous)',
   provenance: 'provenance rule only, refusing (the old README setup)',
+  policiesOnly: 'policies, no plan, refusing',
+  planOnly: 'plan, no policies, refusing',
   guarded: 'recommended: policies + plan, pause for a person',
   guardedDeny: 'recommended, refusing tainted calls (deny)',
 };
@@ -43,6 +52,8 @@ export async function benchInjection(json: boolean): Promise<number> {
           unguarded: pick(report.unguarded),
           guardedDeny: pick(report.guardedDeny),
           provenance: pick(report.provenance),
+          policiesOnly: pick(report.policiesOnly),
+          planOnly: pick(report.planOnly),
           bySuite: Object.fromEntries(
             Object.entries(report.bySuite).map(([name, entry]) => [
               name,

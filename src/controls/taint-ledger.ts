@@ -1,6 +1,6 @@
 import type { ValueSource } from './taint-policy.js';
 import { addressKey, TrustedText } from './trusted-text.js';
-import { fieldNameOf, kindOf, type ValueKind } from './value-kind.js';
+import { fieldNameOf, kindOf, lastFieldOf, type ValueKind } from './value-kind.js';
 
 /**
  * A value a trusted field of a tool result returned, with the kind of field it came from and the
@@ -87,7 +87,7 @@ const dotted = (segments: readonly string[]) => (segments.length === 0 ? '(input
 const leafOf = (node: Node, key = false): ArgumentLeaf => ({
   path: dotted(node.segments),
   value: node.value,
-  field: fieldNameOf(key ? node.segments.slice(0, -1).join('.') : node.segments.join('.')),
+  field: lastFieldOf(key ? node.segments.slice(0, -1) : node.segments),
 });
 
 /** An argument's leaves, and the keys in it that are data, each with its path. */
@@ -296,10 +296,33 @@ export class TaintLedger {
     return sources;
   }
 
-  /** True when `value` could have come from a trusted source. `undefined` is an absent argument. */
+  /**
+   * True when `value` could have come from a trusted source. `undefined` is an absent argument.
+   * The same answer as `sourcesOf(value, field).size > 0`, stopping at the first source found
+   * (this runs for every sensitive argument of every call under taint).
+   */
   isTrusted(value: unknown, field = ''): boolean {
     if (value === undefined) return true;
-    return this.sourcesOf(value, field).size > 0;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return false;
+      return (
+        this.#vouched(String(value), value, field) ||
+        this.#user.hasNumber(value) ||
+        this.#system.hasNumber(value)
+      );
+    }
+    if (typeof value !== 'string' || value.trim() === '') return false;
+    if (this.#vouched(value, value, field)) return true;
+    if (value.length < 3 && !digits.test(value)) return false;
+    return this.#user.has(value) || this.#system.has(value);
+  }
+
+  /** Whether a trusted tool value of the same kind (or a bare legacy one) vouches for `value`. */
+  #vouched(value: string, raw: string | number, field: string): boolean {
+    const facts = this.#facts.get(value);
+    if (facts === undefined) return false;
+    const kind = kindOf(raw, field);
+    return facts.some((fact) => typeof fact === 'string' || fact.kind === kind);
   }
 
   /**

@@ -17,7 +17,11 @@ const compactId = /^(?=\S*\d)[\p{L}\p{N}][\p{L}\p{N}_\-.:/#]*$/u;
 
 /** The last field name of a dotted path that is not an array index. */
 export function fieldNameOf(path: string): string {
-  const segments = path.split('.');
+  return lastFieldOf(path.split('.'));
+}
+
+/** The same, from a path's segments. */
+export function lastFieldOf(segments: readonly string[]): string {
   for (let index = segments.length - 1; index >= 0; index--) {
     const segment = segments[index] as string;
     if (!/^\d+$/.test(segment) && segment !== '*' && segment !== '(input)') return segment;

@@ -38,7 +38,7 @@ export interface InjectionFigures {
 }
 
 /** The setups every figure is given for. */
-export type SetupName = 'unguarded' | 'provenance' | 'guarded' | 'guardedDeny';
+export type SetupName = 'unguarded' | 'provenance' | 'policiesOnly' | 'planOnly' | 'guarded' | 'guardedDeny';
 
 export interface InjectionReport {
   /** The recommended configuration (policies and a plan from the request), pausing for a person. */
@@ -49,6 +49,10 @@ export interface InjectionReport {
   guardedDeny: InjectionFigures;
   /** The guard with the provenance rule alone (no policies, no plan), refusing: what the README once suggested. */
   provenance: InjectionFigures;
+  /** Refusing, with the policies but no plan. */
+  policiesOnly: InjectionFigures;
+  /** Refusing, with the plan but no policies. */
+  planOnly: InjectionFigures;
   /** Per suite and setup. */
   bySuite: Record<string, Record<SetupName, InjectionFigures> & { source: string }>;
   /** Per attack class (the AgentDojo forms and the adaptive classes) and setup. */
@@ -68,6 +72,17 @@ interface Setup {
 const setups: Setup[] = [
   { name: 'unguarded', naive: true, taint: () => ({ enabled: false }) },
   { name: 'provenance', naive: false, taint: () => ({ enabled: true, onTaintedCall: 'deny' }) },
+  // Ablations, refusing: each half of the recommended configuration alone.
+  {
+    name: 'policiesOnly',
+    naive: false,
+    taint: (policies) => ({ enabled: true, onTaintedCall: 'deny', policies }),
+  },
+  {
+    name: 'planOnly',
+    naive: false,
+    taint: (_policies, plan) => ({ enabled: true, onTaintedCall: 'deny', plan }),
+  },
   {
     name: 'guarded',
     naive: false,
@@ -274,6 +289,8 @@ export async function runInjectionBenchmark(): Promise<InjectionReport> {
     unguarded: figures('unguarded'),
     guardedDeny: figures('guardedDeny'),
     provenance: figures('provenance'),
+    policiesOnly: figures('policiesOnly'),
+    planOnly: figures('planOnly'),
     bySuite: Object.fromEntries(
       suites.map((suite) => [suite.name, { source: suite.source, ...perSetup(bySuite.get(suite.name)) }]),
     ),
