@@ -27,14 +27,20 @@ export interface TaintState {
 
 /** The leaves of a value, with dotted paths. */
 export function leavesOf(value: unknown, path = ''): { path: string; value: unknown }[] {
-  if (Array.isArray(value))
-    return value.flatMap((item, index) => leavesOf(item, path === '' ? String(index) : `${path}.${index}`));
-  if (value !== null && typeof value === 'object') {
-    return Object.entries(value).flatMap(([key, member]) =>
-      leavesOf(member, path === '' ? key : `${path}.${key}`),
-    );
-  }
-  return [{ path: path === '' ? '(input)' : path, value }];
+  const out: { path: string; value: unknown }[] = [];
+  pushLeaves(value, path, out);
+  return out;
+}
+
+function pushLeaves(value: unknown, path: string, out: { path: string; value: unknown }[]): void {
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++)
+      pushLeaves(value[index], path === '' ? String(index) : `${path}.${index}`, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const key in value)
+      if (Object.hasOwn(value, key))
+        pushLeaves((value as Record<string, unknown>)[key], path === '' ? key : `${path}.${key}`, out);
+  } else out.push({ path: path === '' ? '(input)' : path, value });
 }
 
 /** Values at dotted paths, where `*` matches every array item or object member. */
@@ -77,6 +83,43 @@ export interface ArgumentLeaf {
   value: unknown;
   /** The field the value sits in (for a record's key, the record's field), for its kind. */
   field: string;
+  /** The path's segments. */
+  segments: readonly string[];
+}
+
+/** Dotted patterns, split once: they come from configuration, so there are few of them. */
+const splitPatterns = new Map<string, readonly string[]>();
+function segmentsOf(pattern: string): readonly string[] {
+  let segments = splitPatterns.get(pattern);
+  if (segments === undefined) {
+    segments = pattern.split('.');
+    if (splitPatterns.size < 10_000) splitPatterns.set(pattern, segments);
+  }
+  return segments;
+}
+
+/** Whether a leaf lies at or below any of the dotted patterns. */
+export function underAny(leaf: ArgumentLeaf, patterns: readonly string[]): boolean {
+  return patterns.some((pattern) => under(leaf.segments, segmentsOf(pattern)));
+}
+
+/**
+ * The leaves (from `argumentsAt(input, 'all', …)`) at or below a dotted pattern (`*` matches any
+ * one segment), less those at or below any of `except`: one walk of the input serves every check.
+ */
+export function leavesUnder(
+  leaves: readonly ArgumentLeaf[],
+  pattern: string,
+  except: readonly string[] = [],
+): ArgumentLeaf[] {
+  const wanted = segmentsOf(pattern);
+  const out: ArgumentLeaf[] = [];
+  for (const leaf of leaves) {
+    if (!under(leaf.segments, wanted)) continue;
+    if (except.length > 0 && except.some((skipped) => under(leaf.segments, segmentsOf(skipped)))) continue;
+    out.push(leaf);
+  }
+  return out;
 }
 
 interface Node {
@@ -84,14 +127,16 @@ interface Node {
   value: unknown;
 }
 const dotted = (segments: readonly string[]) => (segments.length === 0 ? '(input)' : segments.join('.'));
-const leafOf = (node: Node, key = false): ArgumentLeaf => ({
+type Leaf = ArgumentLeaf;
+const leafOf = (node: Node, key = false): Leaf => ({
   path: dotted(node.segments),
   value: node.value,
   field: lastFieldOf(key ? node.segments.slice(0, -1) : node.segments),
+  segments: node.segments,
 });
 
 /** An argument's leaves, and the keys in it that are data, each with its path. */
-function argumentLeaves(node: Node, fields: FieldNames, out: ArgumentLeaf[]): void {
+function argumentLeaves(node: Node, fields: FieldNames, out: Leaf[]): void {
   const { segments, value } = node;
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries())
@@ -115,12 +160,11 @@ export function argumentsAt(
   fields: FieldNames = inputKeysOnly,
   except: readonly string[] = [],
 ): ArgumentLeaf[] {
-  const out: ArgumentLeaf[] = [];
+  const out: Leaf[] = [];
   if (patterns === 'all') argumentLeaves({ segments: [], value: input }, fields, out);
   else for (const pattern of patterns) collect(input, pattern, fields, out);
   if (except.length === 0) return out;
-  const skipped = except.map((pattern) => pattern.split('.'));
-  return out.filter((leaf) => !skipped.some((pattern) => under(leaf.path.split('.'), pattern)));
+  return out.filter((leaf) => !except.some((pattern) => under(leaf.segments, segmentsOf(pattern))));
 }
 
 /** Whether a path lies at or below a pattern (`*` matches any one segment). */
@@ -129,7 +173,7 @@ function under(path: readonly string[], pattern: readonly string[]): boolean {
   return pattern.every((segment, index) => segment === '*' || segment === path[index]);
 }
 
-function collect(input: unknown, pattern: string, fields: FieldNames, out: ArgumentLeaf[]): void {
+function collect(input: unknown, pattern: string, fields: FieldNames, out: Leaf[]): void {
   let current: Node[] = [{ segments: [], value: input }];
   for (const segment of pattern.split('.')) {
     const next: Node[] = [];
@@ -314,7 +358,9 @@ export class TaintLedger {
     if (typeof value !== 'string' || value.trim() === '') return false;
     if (this.#vouched(value, value, field)) return true;
     if (value.length < 3 && !digits.test(value)) return false;
-    return this.#user.has(value) || this.#system.has(value);
+    // A value NFKC would change is never the user's words (the tool would get another string).
+    if (value.normalize('NFKC') !== value) return false;
+    return this.#user.has(value, true) || this.#system.has(value, true);
   }
 
   /** Whether a trusted tool value of the same kind (or a bare legacy one) vouches for `value`. */

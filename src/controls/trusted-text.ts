@@ -50,9 +50,13 @@ export class TrustedText {
     }
   }
 
-  /** True when `value` is a whole token, or a run of whole tokens, of the text. */
-  has(value: string): boolean {
-    if (value.trim() === '' || value.normalize('NFKC') !== value) return false;
+  /**
+   * True when `value` is a whole token, or a run of whole tokens, of the text. `normalized`: the
+   * caller already checked that NFKC leaves `value` unchanged.
+   */
+  has(value: string, normalized = false): boolean {
+    if (this.#text === '') return false;
+    if (value.trim() === '' || (!normalized && value.normalize('NFKC') !== value)) return false;
     if (this.#addresses.size > 0) {
       const address = addressKey(value);
       if (address !== undefined && this.#addresses.has(address)) return true;

@@ -3,7 +3,9 @@ import {
   type ArgumentLeaf,
   argumentsAt,
   type FieldNames,
+  leavesUnder,
   type TaintLedger,
+  underAny,
 } from '../../controls/taint-ledger.js';
 import type { PlannedCall, ToolPolicy } from '../../controls/taint-policy.js';
 import { addressKey } from '../../controls/trusted-text.js';
@@ -65,12 +67,16 @@ export function checkTaint(
       problems.push({ path: '(call)', reason: 'the plan fixed from the request has no such call' });
     else for (const path of Object.keys(entry.arguments ?? {})) vouched.add(path);
   }
-  if (policy) policyProblems(policy, input, ledger, fields, vouched, problems);
-  const policyPaths = new Set(Object.keys(policy?.arguments ?? {}));
+  // One walk of the input serves every check below.
+  const leaves = argumentsAt(input, 'all', fields);
+  if (policy) policyProblems(policy, leaves, ledger, vouched, problems);
+  // What the plan fixed and what the policy decides are not checked a second time.
+  const settledPaths =
+    vouched.size === 0 && policy?.arguments === undefined
+      ? tool.nonSensitiveArguments
+      : [...tool.nonSensitiveArguments, ...vouched, ...Object.keys(policy?.arguments ?? {})];
   const provenance = tool.requiresTrustedContext
-    ? ledger
-        .untrustedArguments(input, tool.sensitiveArguments, fields, tool.nonSensitiveArguments)
-        .filter((path) => !vouched.has(path) && !policyPaths.has(path) && !coveredBy(path, vouched))
+    ? untrustedArguments(leaves, tool.sensitiveArguments, settledPaths, ledger)
     : [];
   // The allow-list waives only the provenance rule; the plan and the policy still hold.
   const listed =
@@ -125,12 +131,6 @@ function refusalOf(tool: string, problems: readonly Problem[]): string {
   return `${lead} ${problems.map((problem) => `${problem.path} ${problem.reason}`).join('; ')}. Ask the user to confirm.`;
 }
 
-/** Whether a provenance path (`items.0.sku`) lies under a path the plan fixed (`items`). */
-function coveredBy(path: string, vouched: ReadonlySet<string>): boolean {
-  for (const prefix of vouched) if (path.startsWith(`${prefix}.`)) return true;
-  return false;
-}
-
 /** The value at a dotted path of the input (no wildcards), or undefined. */
 function valueAt(input: unknown, path: string): unknown {
   let node = input;
@@ -152,7 +152,10 @@ function plannedMatches(entry: PlannedCall, tool: AnyTool, input: unknown): bool
       } catch {
         return false;
       }
-    } else if (actual === undefined || canonicalJson(actual) !== canonicalJson(expected)) return false;
+    } else if (actual === undefined) return false;
+    else if (typeof expected !== 'object' || expected === null) {
+      if (actual !== expected) return false;
+    } else if (canonicalJson(actual) !== canonicalJson(expected)) return false;
   }
   return true;
 }
@@ -170,17 +173,35 @@ function plannedEntry(
   );
 }
 
+/** The sensitive arguments (paths, or patterns when listed) without a trusted source. */
+function untrustedArguments(
+  leaves: readonly ArgumentLeaf[],
+  sensitive: readonly string[] | 'all',
+  settled: readonly string[],
+  ledger: TaintLedger,
+): string[] {
+  const untrusted = new Set<string>();
+  if (sensitive === 'all') {
+    for (const leaf of leaves)
+      if (!underAny(leaf, settled) && !ledger.isTrusted(leaf.value, leaf.field)) untrusted.add(leaf.path);
+  } else {
+    for (const pattern of sensitive)
+      if (leavesUnder(leaves, pattern, settled).some((leaf) => !ledger.isTrusted(leaf.value, leaf.field)))
+        untrusted.add(pattern);
+  }
+  return [...untrusted];
+}
+
 function policyProblems(
   policy: ToolPolicy,
-  input: unknown,
+  leaves: readonly ArgumentLeaf[],
   ledger: TaintLedger,
-  fields: FieldNames,
   vouched: ReadonlySet<string>,
   problems: Problem[],
 ): void {
   for (const [pattern, sources] of Object.entries(policy.arguments ?? {})) {
     if (vouched.has(pattern)) continue;
-    for (const leaf of argumentsAt(input, [pattern], fields)) {
+    for (const leaf of leavesUnder(leaves, pattern)) {
       if (leaf.value === undefined) continue;
       const found = ledger.sourcesOf(leaf.value, leaf.field);
       if (!sources.some((source) => found.has(source)))
@@ -193,12 +214,11 @@ function policyProblems(
   if (policy.readers) {
     const readerPaths = policy.readers.arguments;
     const carried =
-      privateRead ||
-      argumentsAt(input, 'all', fields, readerPaths).some((leaf) => carriesPrivate(ledger, leaf));
+      privateRead || leaves.some((leaf) => !underAny(leaf, readerPaths) && carriesPrivate(ledger, leaf));
     if (carried) {
       const allowed =
         policy.readers.allowed ?? ((reader: string) => ledger.sourcesOf(reader, 'to').has('user'));
-      for (const leaf of argumentsAt(input, readerPaths, fields)) {
+      for (const leaf of readerPaths.flatMap((path) => leavesUnder(leaves, path))) {
         if (vouched.has(leaf.path)) continue;
         let ok = false;
         try {
@@ -210,7 +230,7 @@ function policyProblems(
       }
     }
   }
-  for (const leaf of argumentsAt(input, policy.egress ?? [], fields)) {
+  for (const leaf of (policy.egress ?? []).flatMap((path) => leavesUnder(leaves, path))) {
     if (vouched.has(leaf.path)) continue;
     if (carriesPrivate(ledger, leaf))
       problems.push({ path: leaf.path, reason: 'carries data derived from private results out' });
@@ -247,14 +267,14 @@ export function commitCall(
   const caps = policy?.caps;
   const counts: [string, number][] = [];
   if (caps) {
-    const fields = fieldNames(tool);
+    const leaves = argumentsAt(input, 'all', fieldNames(tool));
     if (caps.maxCalls !== undefined) {
       if (ledger.counter(`calls:${tool.name}`) + 1 > caps.maxCalls)
         return capReached(tool, `at most ${caps.maxCalls} calls per run`);
       counts.push([`calls:${tool.name}`, 1]);
     }
     if (caps.sum) {
-      const amount = argumentsAt(input, [caps.sum.argument], fields).reduce(
+      const amount = leavesUnder(leaves, caps.sum.argument).reduce(
         (total, leaf) =>
           total + (typeof leaf.value === 'number' && Number.isFinite(leaf.value) ? leaf.value : 0),
         0,
@@ -268,7 +288,7 @@ export function commitCall(
       counts.push([key, amount]);
     }
     if (caps.perValue) {
-      for (const leaf of argumentsAt(input, [caps.perValue.argument], fields)) {
+      for (const leaf of leavesUnder(leaves, caps.perValue.argument)) {
         const key = `per:${tool.name}:${caps.perValue.argument}:${capKey(leaf.value)}`;
         if (ledger.counter(key) + 1 > caps.perValue.maxCalls)
           return capReached(
