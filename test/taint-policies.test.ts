@@ -486,3 +486,67 @@ describe('properties', () => {
     );
   });
 });
+
+describe('a tool that always confirms, under taint', () => {
+  const closeAccount = () => {
+    const closed: string[] = [];
+    const tool = defineTool({
+      name: 'close_account',
+      description: 'Close an account.',
+      effect: 'destructive',
+      input: z.object({ iban: z.string() }),
+      execute: ({ iban }) => {
+        closed.push(iban);
+        return { closed: true };
+      },
+    });
+    return { closed, tool };
+  };
+  const script = (iban: string) => [
+    call('read_file', { path: 'bill.txt' }),
+    call('close_account', { iban }),
+    { text: 'done' },
+  ];
+
+  it('the person is told the context is tainted and which arguments have no trusted source', async () => {
+    const b = bank();
+    const { tool } = closeAccount();
+    const result = await run(
+      b,
+      'Read bill.txt.',
+      script('US133000000121212121212'),
+      { onTaintedCall: 'ask' },
+      {
+        tools: [...b.tools, tool],
+      },
+    );
+    expect(result.outcome).toMatchObject({
+      kind: 'awaiting_approval',
+      requests: [{ tool: 'close_account', cause: 'tainted_context', untrustedArguments: ['iban'] }],
+    });
+  });
+
+  it('in deny mode the call is refused instead of asked; with the user\u2019s own value it is a plain confirmation', async () => {
+    const b = bank();
+    const { tool, closed } = closeAccount();
+    const refused = await run(
+      b,
+      'Read bill.txt.',
+      script('US133000000121212121212'),
+      {},
+      { tools: [...b.tools, tool] },
+    );
+    expect(refused.outcome.kind).toBe('answered');
+    expect(closed).toEqual([]);
+    const own = await run(
+      b,
+      'Read bill.txt, then close GB29NWBK60161331926819.',
+      script('GB29NWBK60161331926819'),
+      {},
+      {
+        tools: [...b.tools, tool],
+      },
+    );
+    expect(own.outcome).toMatchObject({ kind: 'awaiting_approval', requests: [{ cause: 'confirm' }] });
+  });
+});

@@ -103,8 +103,14 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
     };
     if (approvedBy(request.verdict)) return runs;
     const handedOver = checkAutonomy(request.call, tool, input);
-    if (handedOver) return handedOver;
-    return andThen(checkTaint(tool, input, request, options.taint, emit), (blocked) => blocked ?? runs);
+    // A call that would ask for confirmation anyway still meets the taint guard first, so under
+    // taint the person is asked with `cause: 'tainted_context'` and the untrusted arguments shown
+    // (or, in deny mode, the call is refused) rather than a plain confirmation.
+    if (handedOver && !(handedOver.kind === 'approval' && request.taint.tainted)) return handedOver;
+    return andThen(
+      checkTaint(tool, input, request, options.taint, emit),
+      (blocked) => blocked ?? handedOver ?? runs,
+    );
   };
 
   return {
