@@ -526,7 +526,7 @@ describe('a tool that always confirms, under taint', () => {
     });
   });
 
-  it('in deny mode the call is refused instead of asked; with the user\u2019s own value it is a plain confirmation', async () => {
+  it('in deny mode the call is refused instead of asked; with the user\u2019s own value the person is still told of the taint', async () => {
     const b = bank();
     const { tool, closed } = closeAccount();
     const refused = await run(
@@ -547,6 +547,9 @@ describe('a tool that always confirms, under taint', () => {
         tools: [...b.tools, tool],
       },
     );
-    expect(own.outcome).toMatchObject({ kind: 'awaiting_approval', requests: [{ cause: 'confirm' }] });
+    expect(own.outcome).toMatchObject({
+      kind: 'awaiting_approval',
+      requests: [{ cause: 'tainted_context', untrustedArguments: [] }],
+    });
   });
 });

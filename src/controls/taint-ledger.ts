@@ -21,7 +21,7 @@ export interface TaintState {
   trustedValues: (string | TrustedFact)[];
   /** Distinctive tokens of private results (see `privateOutput`), in arrival order. */
   privateValues?: string[];
-  /** Run-wide counts for policy caps and the plan, by key. */
+  /** Run-wide counts for policy caps and the plan, by key; `private:results` counts private reads. */
   counters?: [string, number][];
 }
 
@@ -300,8 +300,17 @@ export class TaintLedger {
     }
   }
 
-  /** A private result's values: arguments that carry them are derived from private data. */
+  /** True once any private result (see `privateOutput`) has been read, whatever it held. */
+  get privateRead(): boolean {
+    return this.counter('private:results') > 0 || this.#privateList.length > 0;
+  }
+
+  /**
+   * A private result's values (and keys): arguments that carry them are derived from private
+   * data. Every call counts as a private read, even one whose values are too short to watch.
+   */
   notePrivate(values: readonly unknown[]): void {
+    this.count('private:results');
     for (const value of values) {
       if (typeof value === 'number' && Number.isFinite(value)) {
         if (Math.abs(value) >= 100 || !Number.isInteger(value)) this.#addPrivate(String(value));

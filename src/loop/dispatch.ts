@@ -107,10 +107,13 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
     // taint the person is asked with `cause: 'tainted_context'` and the untrusted arguments shown
     // (or, in deny mode, the call is refused) rather than a plain confirmation.
     if (handedOver && !(handedOver.kind === 'approval' && request.taint.tainted)) return handedOver;
-    return andThen(
-      checkTaint(tool, input, request, options.taint, emit),
-      (blocked) => blocked ?? handedOver ?? runs,
-    );
+    return andThen(checkTaint(tool, input, request, options.taint, emit), (blocked) => {
+      if (blocked) return blocked;
+      // The person confirming is told the context is tainted, even when every argument checked out.
+      if (handedOver?.kind === 'approval' && request.taint.tainted && options.taint.enabled)
+        return { ...handedOver, request: { ...handedOver.request, cause: 'tainted_context' as const } };
+      return handedOver ?? runs;
+    });
   };
 
   return {

@@ -201,8 +201,12 @@ function noteHistoricResult(
   const output = block.isError
     ? undefined
     : parsed(tool.trustedOutput ? block.content : undelimited(tool.name, block.content));
-  // As live: values a result echoes from its own call's input vouch for nothing.
+  // As live: values a result echoes from its own call's input vouch for nothing, raw or as the
+  // tool's schema handed it over (a synchronous schema is re-run; zod's are).
   const echoed = new Set(leavesOf(input).map((leaf) => String(leaf.value)));
+  const validated = tool.validate(input);
+  if (!(validated instanceof Promise) && validated.ok)
+    for (const leaf of leavesOf(validated.value)) echoed.add(String(leaf.value));
   const fresh = (leaves: { path: string; value: unknown }[]) =>
     leaves.filter((leaf) => !echoed.has(String(leaf.value)));
   if (tool.trustedOutput)

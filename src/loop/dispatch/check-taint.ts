@@ -19,6 +19,7 @@ import { andThen, emitted, type MaybePromise } from './maybe-async.js';
 import { errorContent, planOf, type Settled, settled } from './settlement.js';
 
 type AllowEntry = Required<TaintOptions>['allowWhileTainted'][number];
+const numeric = /^-?\d+(?:\.\d+)?$/;
 
 /** Which keys of a tool's input are field names and which are data, read from its schema once. */
 const fieldNamesOf = new WeakMap<AnyTool, FieldNames>();
@@ -69,7 +70,7 @@ export function checkTaint(
   }
   // One walk of the input serves every check below.
   const leaves = argumentsAt(input, 'all', fields);
-  if (policy) policyProblems(policy, leaves, ledger, vouched, problems);
+  if (policy) policyProblems(policy, leaves, ledger, vouched, taint.plan !== undefined, problems);
   // What the plan fixed and what the policy decides are not checked a second time.
   const settledPaths =
     vouched.size === 0 && policy?.arguments === undefined
@@ -197,6 +198,7 @@ function policyProblems(
   leaves: readonly ArgumentLeaf[],
   ledger: TaintLedger,
   vouched: ReadonlySet<string>,
+  planned: boolean,
   problems: Problem[],
 ): void {
   for (const [pattern, sources] of Object.entries(policy.arguments ?? {})) {
@@ -210,14 +212,18 @@ function policyProblems(
   }
   // Once private data is in the context, token matching cannot see it re-encoded (base64, split,
   // reversed): every reader and every egress value must then come from the user or the plan.
-  const privateRead = ledger.privateValueCount > 0;
+  const privateRead = ledger.privateRead;
   if (policy.readers) {
     const readerPaths = policy.readers.arguments;
     const carried =
       privateRead || leaves.some((leaf) => !underAny(leaf, readerPaths) && carriesPrivate(ledger, leaf));
     if (carried) {
+      // Under a plan, a reader the plan did not fix is not one the user asked for, even if the user
+      // wrote it ("never send to bob@…"); without a plan, a reader the user wrote. A predicate of
+      // the policy's own (an allow-list of domains) decides instead.
       const allowed =
-        policy.readers.allowed ?? ((reader: string) => ledger.sourcesOf(reader, 'to').has('user'));
+        policy.readers.allowed ??
+        (planned ? () => false : (reader: string) => ledger.sourcesOf(reader, 'to').has('user'));
       for (const leaf of readerPaths.flatMap((path) => leavesUnder(leaves, path))) {
         if (vouched.has(leaf.path)) continue;
         let ok = false;
@@ -274,11 +280,16 @@ export function commitCall(
       counts.push([`calls:${tool.name}`, 1]);
     }
     if (caps.sum) {
-      const amount = leavesUnder(leaves, caps.sum.argument).reduce(
-        (total, leaf) =>
-          total + (typeof leaf.value === 'number' && Number.isFinite(leaf.value) ? leaf.value : 0),
-        0,
-      );
+      let amount = 0;
+      for (const leaf of leavesUnder(leaves, caps.sum.argument)) {
+        // A numeric string counts as its number ("1500", as many payment APIs take money); a
+        // negative counts as its size; anything else cannot be capped, so the call is refused.
+        const number =
+          typeof leaf.value === 'string' && numeric.test(leaf.value.trim()) ? Number(leaf.value) : leaf.value;
+        if (typeof number !== 'number' || !Number.isFinite(number))
+          return capReached(tool, `${caps.sum.argument} capped by its sum, and ${leaf.path} is not a number`);
+        amount += Math.abs(number);
+      }
       const key = `sum:${tool.name}`;
       if (ledger.counter(key) + amount > caps.sum.max)
         return capReached(

@@ -1,3 +1,4 @@
+import { leavesOf } from '../../controls/taint-ledger.js';
 import { errorInfo } from '../../errors/error-info.js';
 import type { MediaBlock, ToolUseBlock } from '../../model/content.js';
 import { classifyError } from '../../resilience/classify-error.js';
@@ -56,7 +57,7 @@ export async function executeCall(job: CallJob, runtime: CallRuntime): Promise<C
     const checked = checkOutput(tool, value, job.signal);
     const rejected = checked instanceof Promise ? await watch.check(checked) : checked;
     if (rejected === 'stopped') return stoppedSettlement(tool.name, 'aborted', timeoutMs);
-    const settlement = rejected ?? sizedSettlement(tool, value, options);
+    const settlement = rejected ?? withoutEchoes(sizedSettlement(tool, value, options), job.input);
     return attachments === undefined || settlement.isError
       ? settlement
       : attach(tool, settlement, attachments);
@@ -171,4 +172,18 @@ function thrownSettlement(tool: AnyTool, thrown: unknown): CallSettlement {
     error: errorInfo(thrown),
     terminal: true,
   };
+}
+
+/**
+ * A trusted result vouches for nothing it echoes from the input the tool received (the validated
+ * input: a schema that trims or upper-cases an id hands the tool a value the model never wrote).
+ * The observe stage drops echoes of the raw input as well.
+ */
+function withoutEchoes(settlement: CallSettlement, input: unknown): CallSettlement {
+  const leaves = settlement.trustedLeaves;
+  if (leaves === undefined || leaves.length === 0) return settlement;
+  const echoed = new Set(leavesOf(input).map((leaf) => String(leaf.value)));
+  const kept = leaves.filter((leaf) => !echoed.has(String(leaf.value)));
+  if (kept.length === leaves.length) return settlement;
+  return { ...settlement, trustedLeaves: kept, trustedValues: kept.map((leaf) => leaf.value) };
 }

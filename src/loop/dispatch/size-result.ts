@@ -57,7 +57,7 @@ function shown(tool: AnyTool, output: unknown, serialized: string, options: Sizi
     trustedValues: trustedLeaves.map((leaf) => leaf.value),
     trustedLeaves,
   };
-  if (tool.privateOutput) settlement.privateValues = primitivesOf(output, []);
+  if (tool.privateOutput) settlement.privateValues = primitivesOf(output, [], true);
   if (truncation) settlement.truncation = truncation;
   return settlement;
 }
@@ -71,10 +71,14 @@ export function delimitUntrusted(tool: string, text: string): string {
   return `<tool-output tool="${tool}" trust="untrusted">\n${text.replace(/<\/?tool-output/gi, (tag) => tag.replace('<', '&lt;'))}\n</tool-output>`;
 }
 
-function primitivesOf(value: unknown, out: unknown[]): unknown[] {
+/** The strings and numbers of a value; with `keys`, object keys too (a secret may be a key). */
+function primitivesOf(value: unknown, out: unknown[], keys = false): unknown[] {
   if (typeof value === 'string' || typeof value === 'number') out.push(value);
-  else if (Array.isArray(value)) for (const item of value) primitivesOf(item, out);
+  else if (Array.isArray(value)) for (const item of value) primitivesOf(item, out, keys);
   else if (value !== null && typeof value === 'object')
-    for (const member of Object.values(value)) primitivesOf(member, out);
+    for (const [key, member] of Object.entries(value)) {
+      if (keys) out.push(key);
+      primitivesOf(member, out, keys);
+    }
   return out;
 }
