@@ -10,6 +10,7 @@ import { honestModel, obedientModel } from './models.js';
 import { bankingSuite } from './suites/banking.js';
 import { reinsSuites } from './suites/reins-suites.js';
 import { slackSuite } from './suites/slack.js';
+import { travelSuite } from './suites/travel.js';
 
 /** One setup's figures; rates are in 0..1. */
 export interface InjectionFigures {
@@ -210,13 +211,13 @@ async function seesSlot<W>(suite: BenchSuite<W>, task: BenchUserTask<W>): Promis
 }
 
 /**
- * The injection benchmark: reins's three suites and AgentDojo's banking and slack suites, each
+ * The injection benchmark: reins's three suites and AgentDojo's banking, slack and travel suites, each
  * user task against each of the suite's attacker goals in five AgentDojo attack forms, plus eleven
  * adaptive attack classes written to defeat the provenance rule; a worst-case obedient model and an
  * honest one; four setups. No live model: every figure is reproducible.
  */
 export async function runInjectionBenchmark(): Promise<InjectionReport> {
-  const suites = [...reinsSuites, bankingSuite, slackSuite] as BenchSuite<unknown>[];
+  const suites = [...reinsSuites, bankingSuite, slackSuite, travelSuite] as BenchSuite<unknown>[];
   const total = new Map(setups.map((setup) => [setup.name, emptyTally()]));
   const bySuite = new Map<string, Map<SetupName, Tally>>();
   const byClass = new Map<string, Map<SetupName, Tally>>();

@@ -7,5 +7,6 @@ export * from './models.js';
 export { bankingSuite } from './suites/banking.js';
 export { reinsSuites } from './suites/reins-suites.js';
 export { slackSuite } from './suites/slack.js';
+export { travelSuite } from './suites/travel.js';
 export * from './suites.js';
 export * from './world.js';

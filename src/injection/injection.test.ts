@@ -49,6 +49,7 @@ describe('the injection benchmark', () => {
       'reins-inbox',
       'banking',
       'slack',
+      'travel',
     ]);
     expect(Object.keys(report.byClass)).toHaveLength(attackForms.length + adaptiveClasses.length);
   });
