@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { main as budget } from './budget-a-retry-policy.js';
+import { main as payBill } from './pay-a-bill-safely.js';
 import { main } from './support-agent.js';
 
 describe('examples run offline', () => {
@@ -17,5 +18,18 @@ describe('examples run offline', () => {
     expect(check.ci95[0]).toBeLessThanOrEqual(inPlace.meanCostUsd);
     expect(check.ci95[1]).toBeGreaterThanOrEqual(inPlace.meanCostUsd);
     expect(timeout.curve.map((point) => point.timeoutSeconds)).toContain(timeout.optimum.timeoutSeconds);
+  });
+
+  it('pay-a-bill-safely: both payments are asked as tainted, the bill is paid once, the injected one never', async () => {
+    const { first, result, paid } = await payBill();
+    expect(first.outcome).toMatchObject({
+      kind: 'awaiting_approval',
+      requests: [{ cause: 'tainted_context' }, { cause: 'tainted_context' }],
+    });
+    expect(result.outcome.kind).toBe('answered');
+    expect(paid).toEqual([{ recipient: 'UK12345678901234567890', amount: 98.7 }]);
+    // A person who approves everything: the plan's one use and the policy's cap still refuse the second.
+    const careless = await payBill(true);
+    expect(careless.paid).toEqual([{ recipient: 'UK12345678901234567890', amount: 98.7 }]);
   });
 });
