@@ -1,12 +1,6 @@
 import { readFileSync } from 'node:fs';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
-import { anthropicModel } from '../src/anthropic/index.js';
-import { parseRunState, replayTrace, resumeAgent } from '../src/index.js';
-import { openAIModel, openAIResponsesModel } from '../src/openai/index.js';
-import { startProviderServer } from './support/provider-server.js';
-import { answer } from './support/server-tool-turns.js';
+import { describe, expect, it } from 'vitest';
+import { parseRunState, replayTrace } from '../src/index.js';
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 const base = () => JSON.parse(readFileSync(fixture('run-state-v1-happy.json'), 'utf8'));

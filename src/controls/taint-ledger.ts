@@ -98,13 +98,27 @@ function segmentsOf(pattern: string): readonly string[] {
   return segments;
 }
 
+/**
+ * A trusted result's leaves less those that echo its own call's input (`get_order(ORD-9)` →
+ * `{ orderId: 'ORD-9' }` must not make an id the attacker chose trusted). Pass every form the
+ * input took: as the model wrote it, and as the tool's schema handed it over.
+ */
+export function withoutEchoes<L extends { value: unknown }>(
+  leaves: readonly L[],
+  inputs: readonly unknown[],
+): L[] {
+  if (leaves.length === 0) return [...leaves];
+  const echoed = new Set(inputs.flatMap((input) => leavesOf(input).map((leaf) => String(leaf.value))));
+  return leaves.filter((leaf) => !echoed.has(String(leaf.value)));
+}
+
 /** Whether a leaf lies at or below any of the dotted patterns. */
 export function underAny(leaf: ArgumentLeaf, patterns: readonly string[]): boolean {
   return patterns.some((pattern) => under(leaf.segments, segmentsOf(pattern)));
 }
 
 /**
- * The leaves (from `argumentsAt(input, 'all', …)`) at or below a dotted pattern (`*` matches any
+ * The leaves (from `argumentsAt(input, …)`) at or below a dotted pattern (`*` matches any
  * one segment), less those at or below any of `except`: one walk of the input serves every check.
  */
 export function leavesUnder(
@@ -151,49 +165,19 @@ function argumentLeaves(node: Node, fields: FieldNames, out: Leaf[]): void {
 }
 
 /**
- * The arguments a guard checks: every leaf and data key under each pattern (dotted, `*` for
- * every item or member), or under the whole input for `all`, less those under `except`.
+ * The arguments a guard checks: every leaf of the input and every key in it that is data (a
+ * record's keys), each with its path and field, in one walk. Filter them with {@link leavesUnder}.
  */
-export function argumentsAt(
-  input: unknown,
-  patterns: readonly string[] | 'all',
-  fields: FieldNames = inputKeysOnly,
-  except: readonly string[] = [],
-): ArgumentLeaf[] {
+export function argumentsAt(input: unknown, fields: FieldNames = inputKeysOnly): ArgumentLeaf[] {
   const out: Leaf[] = [];
-  if (patterns === 'all') argumentLeaves({ segments: [], value: input }, fields, out);
-  else for (const pattern of patterns) collect(input, pattern, fields, out);
-  if (except.length === 0) return out;
-  return out.filter((leaf) => !except.some((pattern) => under(leaf.segments, segmentsOf(pattern))));
+  argumentLeaves({ segments: [], value: input }, fields, out);
+  return out;
 }
 
 /** Whether a path lies at or below a pattern (`*` matches any one segment). */
 function under(path: readonly string[], pattern: readonly string[]): boolean {
   if (path.length < pattern.length) return false;
   return pattern.every((segment, index) => segment === '*' || segment === path[index]);
-}
-
-function collect(input: unknown, pattern: string, fields: FieldNames, out: Leaf[]): void {
-  let current: Node[] = [{ segments: [], value: input }];
-  for (const segment of pattern.split('.')) {
-    const next: Node[] = [];
-    for (const { segments, value } of current) {
-      if (value === null || typeof value !== 'object') continue;
-      if (segment !== '*') {
-        if (Object.hasOwn(value, segment))
-          next.push({ segments: [...segments, segment], value: (value as Record<string, unknown>)[segment] });
-        continue;
-      }
-      for (const [key, member] of Object.entries(value)) {
-        const path = [...segments, key];
-        if (!Array.isArray(value) && !fields(segments, key))
-          out.push(leafOf({ segments: path, value: key }, true));
-        next.push({ segments: path, value: member });
-      }
-    }
-    current = next;
-  }
-  for (const node of current) argumentLeaves(node, fields, out);
 }
 
 const digits = /^\d+$/;
@@ -391,17 +375,25 @@ export class TaintLedger {
     fields: FieldNames = inputKeysOnly,
     except: readonly string[] = [],
   ): string[] {
+    return this.untrustedAmong(argumentsAt(input, fields), sensitive, except);
+  }
+
+  /**
+   * The same, over leaves already walked ({@link argumentsAt}): the leaf paths for `all`, else
+   * each listed pattern that holds an untrusted leaf.
+   */
+  untrustedAmong(
+    leaves: readonly ArgumentLeaf[],
+    sensitive: readonly string[] | 'all',
+    except: readonly string[] = [],
+  ): string[] {
     const untrusted = new Set<string>();
     if (sensitive === 'all') {
-      for (const leaf of argumentsAt(input, 'all', fields, except))
-        if (!this.isTrusted(leaf.value, leaf.field)) untrusted.add(leaf.path);
+      for (const leaf of leaves)
+        if (!underAny(leaf, except) && !this.isTrusted(leaf.value, leaf.field)) untrusted.add(leaf.path);
     } else {
       for (const pattern of sensitive)
-        if (
-          argumentsAt(input, [pattern], fields, except).some(
-            (leaf) => !this.isTrusted(leaf.value, leaf.field),
-          )
-        )
+        if (leavesUnder(leaves, pattern, except).some((leaf) => !this.isTrusted(leaf.value, leaf.field)))
           untrusted.add(pattern);
     }
     return [...untrusted];

@@ -1,6 +1,6 @@
 import { DriftMonitor } from '../controls/drift-monitor.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
-import { leavesAt, leavesOf, TaintLedger } from '../controls/taint-ledger.js';
+import { leavesAt, leavesOf, TaintLedger, withoutEchoes } from '../controls/taint-ledger.js';
 import { carriesExternalData, type Message, type ToolResultBlock } from '../model/content.js';
 import type { Model, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
 import type { AnyTool } from '../tools/define-tool.js';
@@ -203,12 +203,9 @@ function noteHistoricResult(
     : parsed(tool.trustedOutput ? block.content : undelimited(tool.name, block.content));
   // As live: values a result echoes from its own call's input vouch for nothing, raw or as the
   // tool's schema handed it over (a synchronous schema is re-run; zod's are).
-  const echoed = new Set(leavesOf(input).map((leaf) => String(leaf.value)));
   const validated = tool.validate(input);
-  if (!(validated instanceof Promise) && validated.ok)
-    for (const leaf of leavesOf(validated.value)) echoed.add(String(leaf.value));
-  const fresh = (leaves: { path: string; value: unknown }[]) =>
-    leaves.filter((leaf) => !echoed.has(String(leaf.value)));
+  const inputs = !(validated instanceof Promise) && validated.ok ? [input, validated.value] : [input];
+  const fresh = (leaves: { path: string; value: unknown }[]) => withoutEchoes(leaves, inputs);
   if (tool.trustedOutput)
     taint.noteResult(false, output === undefined ? [] : fresh(leavesOf(output)), tool.name);
   else {

@@ -63,13 +63,13 @@ export function checkTaint(
   const problems: Problem[] = [];
   const vouched = new Set<string>();
   if (tool.requiresTrustedContext && taint.plan !== undefined) {
-    const entry = plannedEntry(taint.plan, tool, input, ledger);
+    const entry = taint.plan[plannedIndex(taint.plan, tool, input, ledger)];
     if (entry === undefined)
       problems.push({ path: '(call)', reason: 'the plan fixed from the request has no such call' });
     else for (const path of Object.keys(entry.arguments ?? {})) vouched.add(path);
   }
   // One walk of the input serves every check below.
-  const leaves = argumentsAt(input, 'all', fields);
+  const leaves = argumentsAt(input, fields);
   if (policy) policyProblems(policy, leaves, ledger, vouched, taint.plan !== undefined, problems);
   // What the plan fixed and what the policy decides are not checked a second time.
   const settledPaths =
@@ -77,7 +77,7 @@ export function checkTaint(
       ? tool.nonSensitiveArguments
       : [...tool.nonSensitiveArguments, ...vouched, ...Object.keys(policy?.arguments ?? {})];
   const provenance = tool.requiresTrustedContext
-    ? untrustedArguments(leaves, tool.sensitiveArguments, settledPaths, ledger)
+    ? ledger.untrustedAmong(leaves, tool.sensitiveArguments, settledPaths)
     : [];
   // The allow-list waives only the provenance rule; the plan and the policy still hold.
   const listed =
@@ -161,36 +161,17 @@ function plannedMatches(entry: PlannedCall, tool: AnyTool, input: unknown): bool
   return true;
 }
 
-/** The first planned entry that admits the call and has a use left. */
-function plannedEntry(
+/** The index of the first planned entry that admits the call and has a use left, or -1. */
+function plannedIndex(
   plan: readonly PlannedCall[],
   tool: AnyTool,
   input: unknown,
   ledger: TaintLedger,
-): PlannedCall | undefined {
-  return plan.find(
+): number {
+  return plan.findIndex(
     (entry, index) =>
       plannedMatches(entry, tool, input) && ledger.counter(`plan:${index}`) < (entry.times ?? 1),
   );
-}
-
-/** The sensitive arguments (paths, or patterns when listed) without a trusted source. */
-function untrustedArguments(
-  leaves: readonly ArgumentLeaf[],
-  sensitive: readonly string[] | 'all',
-  settled: readonly string[],
-  ledger: TaintLedger,
-): string[] {
-  const untrusted = new Set<string>();
-  if (sensitive === 'all') {
-    for (const leaf of leaves)
-      if (!underAny(leaf, settled) && !ledger.isTrusted(leaf.value, leaf.field)) untrusted.add(leaf.path);
-  } else {
-    for (const pattern of sensitive)
-      if (leavesUnder(leaves, pattern, settled).some((leaf) => !ledger.isTrusted(leaf.value, leaf.field)))
-        untrusted.add(pattern);
-  }
-  return [...untrusted];
 }
 
 function policyProblems(
@@ -273,7 +254,7 @@ export function commitCall(
   const caps = policy?.caps;
   const counts: [string, number][] = [];
   if (caps) {
-    const leaves = argumentsAt(input, 'all', fieldNames(tool));
+    const leaves = argumentsAt(input, fieldNames(tool));
     if (caps.maxCalls !== undefined) {
       if (ledger.counter(`calls:${tool.name}`) + 1 > caps.maxCalls)
         return capReached(tool, `at most ${caps.maxCalls} calls per run`);
@@ -311,10 +292,7 @@ export function commitCall(
     }
   }
   if (tool.requiresTrustedContext && taint.plan !== undefined) {
-    const plan = taint.plan;
-    const index = plan.findIndex(
-      (entry, at) => plannedMatches(entry, tool, input) && ledger.counter(`plan:${at}`) < (entry.times ?? 1),
-    );
+    const index = plannedIndex(taint.plan, tool, input, ledger);
     if (index >= 0) counts.push([`plan:${index}`, 1]);
     else if (ledger.tainted)
       return settled(

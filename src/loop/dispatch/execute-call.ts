@@ -1,4 +1,4 @@
-import { leavesOf } from '../../controls/taint-ledger.js';
+import { withoutEchoes } from '../../controls/taint-ledger.js';
 import { errorInfo } from '../../errors/error-info.js';
 import type { MediaBlock, ToolUseBlock } from '../../model/content.js';
 import { classifyError } from '../../resilience/classify-error.js';
@@ -57,7 +57,7 @@ export async function executeCall(job: CallJob, runtime: CallRuntime): Promise<C
     const checked = checkOutput(tool, value, job.signal);
     const rejected = checked instanceof Promise ? await watch.check(checked) : checked;
     if (rejected === 'stopped') return stoppedSettlement(tool.name, 'aborted', timeoutMs);
-    const settlement = rejected ?? withoutEchoes(sizedSettlement(tool, value, options), job.input);
+    const settlement = rejected ?? echoesDropped(sizedSettlement(tool, value, options), job.call, job.input);
     return attachments === undefined || settlement.isError
       ? settlement
       : attach(tool, settlement, attachments);
@@ -175,15 +175,14 @@ function thrownSettlement(tool: AnyTool, thrown: unknown): CallSettlement {
 }
 
 /**
- * A trusted result vouches for nothing it echoes from the input the tool received (the validated
- * input: a schema that trims or upper-cases an id hands the tool a value the model never wrote).
- * The observe stage drops echoes of the raw input as well.
+ * A trusted result vouches for nothing it echoes from the input the tool received, as the model
+ * wrote it or as the tool's schema handed it over (a schema that trims or upper-cases an id hands
+ * the tool a value the model never wrote).
  */
-function withoutEchoes(settlement: CallSettlement, input: unknown): CallSettlement {
+function echoesDropped(settlement: CallSettlement, call: CallJob['call'], input: unknown): CallSettlement {
   const leaves = settlement.trustedLeaves;
   if (leaves === undefined || leaves.length === 0) return settlement;
-  const echoed = new Set(leavesOf(input).map((leaf) => String(leaf.value)));
-  const kept = leaves.filter((leaf) => !echoed.has(String(leaf.value)));
+  const kept = withoutEchoes(leaves, [call.input, input]);
   if (kept.length === leaves.length) return settlement;
   return { ...settlement, trustedLeaves: kept, trustedValues: kept.map((leaf) => leaf.value) };
 }

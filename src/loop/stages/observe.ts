@@ -1,5 +1,4 @@
 import type { DriftVerdict } from '../../controls/drift-monitor.js';
-import { leavesOf } from '../../controls/taint-ledger.js';
 import type { ToolResultBlock, ToolUseBlock, UserMessage } from '../../model/content.js';
 import { guard } from '../boundary.js';
 import type { CallSettlement } from '../call-plan.js';
@@ -16,24 +15,6 @@ const deniedStatuses: ReadonlySet<string> = new Set([
   'writes_disabled',
   'blocked_tainted',
 ]);
-
-/**
- * The values a result vouches for, less those it echoes from its own call's input: a trusted
- * lookup that returns the id it was asked for (`get_order(ORD-9)` → `{ orderId: 'ORD-9' }`) must
- * not make an id the attacker chose trusted. A value that was trusted already stays trusted.
- */
-function vouchedBy(settlement: CallSettlement, call: ToolUseBlock): readonly unknown[] {
-  const leaves = settlement.trustedLeaves ?? settlement.trustedValues ?? [];
-  if (leaves.length === 0) return leaves;
-  const echoed = new Set(leavesOf(call.input).map((leaf) => String(leaf.value)));
-  return leaves.filter((leaf) => {
-    const value =
-      leaf !== null && typeof leaf === 'object' && 'value' in leaf
-        ? (leaf as { value: unknown }).value
-        : leaf;
-    return !echoed.has(String(value));
-  });
-}
 
 /** Per-tool counts, terminal failures, taint and handoffs from one batch's settlements. */
 function record(
@@ -61,7 +42,12 @@ function record(
         state.terminalList.push(key);
       }
     }
-    state.taint.noteResult(settlement.untrusted === true, vouchedBy(settlement, call), call.name);
+    // Echoes of the call's own input were dropped when the result was made (execute-call.ts).
+    state.taint.noteResult(
+      settlement.untrusted === true,
+      settlement.trustedLeaves ?? settlement.trustedValues ?? [],
+      call.name,
+    );
     if (settlement.privateValues) state.taint.notePrivate(settlement.privateValues);
     if (settlement.status === 'drafted' || settlement.status === 'proposed') {
       state.handoffs.push({
