@@ -79,12 +79,17 @@ export class DriftMonitor {
   readonly minDistinct: number;
   readonly #actions: string[];
   readonly #worldStates: string[];
+  /** How often each action is in the window, kept as actions come and go (no set per check). */
+  readonly #actionCounts = new Map<string, number>();
+  readonly #stateCounts = new Map<string, number>();
 
   constructor(options: Required<DriftOptions>, state?: DriftState) {
     this.window = options.window;
     this.minDistinct = options.minDistinct;
-    this.#actions = state ? [...state.actions] : [];
-    this.#worldStates = state ? [...state.worldStates] : [];
+    this.#actions = [];
+    this.#worldStates = [];
+    for (const action of state?.actions ?? []) this.recordFingerprint(action);
+    for (const hash of state?.worldStates ?? []) this.recordWorldState(hash);
   }
 
   recordAction(tool: string, input: unknown): void {
@@ -93,19 +98,17 @@ export class DriftMonitor {
 
   /** Records an action by its fingerprint ({@link actionFingerprintOfCanonical}). */
   recordFingerprint(fingerprint: string): void {
-    this.#actions.push(fingerprint);
-    if (this.#actions.length > this.window) this.#actions.shift();
+    slide(this.#actions, this.#actionCounts, fingerprint, this.window);
   }
 
   recordWorldState(hash: string): void {
-    this.#worldStates.push(hash);
-    if (this.#worldStates.length > this.window) this.#worldStates.shift();
+    slide(this.#worldStates, this.#stateCounts, hash, this.window);
   }
 
   /** The verdict for the current window, or undefined while the run looks like it is progressing. */
   check(): DriftVerdict | undefined {
     if (this.#actions.length >= this.window) {
-      const distinct = new Set(this.#actions).size;
+      const distinct = this.#actionCounts.size;
       if (distinct < this.minDistinct) {
         return {
           signal: 'novelty',
@@ -113,7 +116,7 @@ export class DriftMonitor {
         };
       }
     }
-    if (this.#worldStates.length >= this.window && new Set(this.#worldStates).size === 1) {
+    if (this.#worldStates.length >= this.window && this.#stateCounts.size === 1) {
       return { signal: 'world_state', detail: `world state unchanged across the last ${this.window} steps` };
     }
     return undefined;
@@ -121,5 +124,17 @@ export class DriftMonitor {
 
   state(): DriftState {
     return { actions: [...this.#actions], worldStates: [...this.#worldStates] };
+  }
+}
+
+/** Appends to a window of at most `size` entries, keeping each entry's count in the window. */
+function slide(window: string[], counts: Map<string, number>, entry: string, size: number): void {
+  window.push(entry);
+  counts.set(entry, (counts.get(entry) ?? 0) + 1);
+  while (window.length > size) {
+    const gone = window.shift() as string;
+    const left = (counts.get(gone) as number) - 1;
+    if (left === 0) counts.delete(gone);
+    else counts.set(gone, left);
   }
 }

@@ -116,3 +116,27 @@ function matchId(table: PriceTable, id: string): ResolvedPrice | undefined {
 function entry(table: PriceTable, key: string): ModelPrice | undefined {
   return Object.hasOwn(table, key) ? table[key] : undefined;
 }
+
+/**
+ * {@link resolvePrice} remembered per pair of candidate ids, for a run that prices the same model
+ * several times a step. Bounded: past `limit` pairs it resolves without remembering.
+ */
+export class PriceMemo {
+  readonly #table: PriceTable;
+  readonly #seen = new Map<string, ResolvedPrice | null>();
+  readonly #limit: number;
+
+  constructor(table: PriceTable, limit = 64) {
+    this.#table = table;
+    this.#limit = limit;
+  }
+
+  resolve(first: string | undefined, second?: string): ResolvedPrice | undefined {
+    const key = `${first ?? ''}\u0000${second ?? ''}`;
+    const seen = this.#seen.get(key);
+    if (seen !== undefined) return seen ?? undefined;
+    const found = resolvePrice(this.#table, first, second);
+    if (this.#seen.size < this.#limit) this.#seen.set(key, found ?? null);
+    return found;
+  }
+}

@@ -30,6 +30,8 @@ export interface LoopSetup {
   counter: PrefillCounter;
   clock: Clock;
   sinks: readonly TraceSink[];
+  /** Every budget check as an event, or only those whose readings changed. */
+  traceBudgetChecks: 'every' | 'changes';
   checkpoint: AnyCheckpointStore | undefined;
   signal: AbortSignal | undefined;
   prices: PriceTable | undefined;

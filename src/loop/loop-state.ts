@@ -1,10 +1,11 @@
 import { DriftMonitor } from '../controls/drift-monitor.js';
+import { PriceMemo } from '../controls/price.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
 import { leavesAt, leavesOf, TaintLedger, withoutEchoes } from '../controls/taint-ledger.js';
 import { carriesExternalData, type Message, type ToolResultBlock } from '../model/content.js';
 import type { Model, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
 import type { AnyTool } from '../tools/define-tool.js';
-import type { StepPrepareEvent } from '../trace/events.js';
+import type { BudgetReading, StepPrepareEvent } from '../trace/events.js';
 import { linkedController } from './abort.js';
 import { delimitUntrusted } from './dispatch/size-result.js';
 import type { LoopSetup } from './loop-setup.js';
@@ -92,6 +93,12 @@ export interface LoopState {
   /** Every tool call's deadline, on one timer for the run. */
   readonly deadlines: RunDeadlines;
   wallTimer: unknown;
+  /** Prices resolved once per pair of model ids, for the budget checks and the bill. */
+  readonly prices: PriceMemo | undefined;
+  /** The readings of the last `budget-check` written (for `traceBudgetChecks: 'changes'`). */
+  lastBudgetReadings: readonly BudgetReading[] | undefined;
+  /** Called when the run's signal aborts while a model call is pending: it stops waiting. */
+  onModelAbort: (() => void) | undefined;
 }
 
 export function createLoopState(setup: LoopSetup): LoopState {
@@ -138,10 +145,20 @@ export function createLoopState(setup: LoopSetup): LoopState {
     unlink,
     batch: undefined,
     deadlines: new RunDeadlines(clock),
+    prices: setup.prices ? new PriceMemo(setup.prices) : undefined,
+    lastBudgetReadings: undefined,
+    onModelAbort: undefined,
     wallTimer: undefined,
   };
   // One listener for the whole run forwards an abort to whichever batch is running.
-  run.signal.addEventListener('abort', () => state.batch?.abort(run.signal.reason), { once: true });
+  run.signal.addEventListener(
+    'abort',
+    () => {
+      state.onModelAbort?.();
+      state.batch?.abort(run.signal.reason);
+    },
+    { once: true },
+  );
   return state;
 }
 

@@ -80,6 +80,7 @@ export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
     counter,
     clock,
     sinks: sinksOf(options.trace),
+    traceBudgetChecks: options.traceBudgetChecks ?? 'every',
     checkpoint: options.checkpoint,
     signal: options.signal,
     prices: options.prices,

@@ -47,7 +47,8 @@ export async function runLoop(setup: LoopSetup): Promise<RunResult> {
 async function steps(state: LoopState): Promise<Outcome> {
   const { setup } = state;
   try {
-    await state.trace.emit(runStart(state));
+    const started = state.trace.emit(runStart(state));
+    if (started) await started;
     const pending = setup.state.pending;
     if (pending) {
       state.lastStep = pending.step;
@@ -72,16 +73,21 @@ async function steps(state: LoopState): Promise<Outcome> {
   }
 }
 
-/** One step: prepare → check budgets → call the model → read it → check the proposals → act. */
+/**
+ * One step: prepare → check budgets → call the model → read it → check the proposals → act. Stages
+ * whose callbacks and sinks are synchronous return plain values; only those that did not are awaited.
+ */
 async function step(state: LoopState, step: number): Promise<Outcome | undefined> {
   const { limits } = state.setup;
   const final = step >= limits.maxSteps && limits.onStepLimit === 'final-answer';
-  const prepared = await prepareCall(state, step, final);
-  const over = await checkBudgets(state, 'before-call', step, prepared.contextTokens, prepared.model);
+  const preparing = prepareCall(state, step, final);
+  const prepared = preparing instanceof Promise ? await preparing : preparing;
+  const checking = checkBudgets(state, 'before-call', step, prepared.contextTokens, prepared.model);
+  const over = checking instanceof Promise ? await checking : checking;
   if (over) return over;
   if (state.run.signal.aborted) return abortOutcome(state, 'before-call');
-  if (state.trace.on)
-    await state.trace.emit({
+  if (state.trace.on) {
+    const written = state.trace.emit({
       type: 'step-start',
       step,
       contextTokens: prepared.contextTokens,
@@ -89,18 +95,22 @@ async function step(state: LoopState, step: number): Promise<Outcome | undefined
       costUsd: state.costUsd,
       toolsEnabled: !final,
     });
+    if (written) await written;
+  }
   state.lastStep = step;
-  await ensureClaimed(state);
+  if (!state.claimed) await ensureClaimed(state);
   const turn = await callModel(state, step, prepared);
   const reading = readResponse(state, step, final, turn);
   if ('ends' in reading) return reading.ends;
   if ('continues' in reading) {
     state.completedMessages = state.messages.length;
-    await endStep(state, step);
+    const ended = endStep(state, step);
+    if (ended) await ended;
     return undefined;
   }
   const proposed = turn.calls.map(proposedCall);
-  const looped = await checkProposals(state, step, proposed);
+  const checked = checkProposals(state, step, proposed);
+  const looped = checked instanceof Promise ? await checked : checked;
   if (looped) return looped;
   return act(state, step, proposed, turn.text, undefined, prepared.offered);
 }
@@ -114,10 +124,11 @@ async function act(
   verdicts: readonly ApprovalVerdict[] | undefined,
   offered: ReadonlySet<string> | undefined,
 ): Promise<Outcome | undefined> {
-  const planned = await planBatch(state, step, proposed, thought, verdicts, offered);
+  const planning = planBatch(state, step, proposed, thought, verdicts, offered);
+  const planned = planning instanceof Promise ? await planning : planning;
   if ('ends' in planned) return planned.ends;
   const calls: ToolUseBlock[] = proposed.map((entry) => entry.call);
-  await ensureClaimed(state);
+  if (!state.claimed) await ensureClaimed(state);
   const settlements = await runBatch(state, step, calls, planned.plans);
   return observe(state, step, calls, settlements, thought);
 }

@@ -1,3 +1,4 @@
+import { errorInfo } from '../errors/error-info.js';
 import { type TraceEvent, type TraceEventBody, traceVersion } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 import { guard } from './boundary.js';
@@ -20,6 +21,8 @@ export class TraceEmitter {
   readonly #runId: string;
   readonly #setup: LoopSetup;
   #signal: AbortSignal | undefined;
+  /** {@link emit} as a function value, made once (the dispatcher takes one per call). */
+  readonly write = (body: TraceEventBody): Promise<void> | undefined => this.emit(body);
   /** Events held until the run is claimed: a refused resume must leave no trace of itself. */
   #held: TraceEvent[] | undefined;
 
@@ -38,7 +41,11 @@ export class TraceEmitter {
   async release(): Promise<void> {
     const held = this.#held;
     this.#held = undefined;
-    if (held) for (const event of held) await this.#write(event);
+    if (!held) return;
+    for (const event of held) {
+      const written = this.#write(event, 0);
+      if (written) await written;
+    }
   }
 
   /** Forgets the held events and their `seq`s: the resume was refused. */
@@ -67,24 +74,55 @@ export class TraceEmitter {
     }
   }
 
-  /** Writes one event to every sink; a failing sink ends the run `hard_error` (source `trace`). */
-  async emit(body: TraceEventBody, at: number = this.#setup.clock.now()): Promise<void> {
-    if (!this.on || this.#broken) return;
-    const event = { v: traceVersion, runId: this.#runId, seq: this.#seq++, at, ...body } as TraceEvent;
-    if (this.#held) this.#held.push(event);
-    else await this.#write(event);
+  /**
+   * Writes one event to every sink; a failing sink ends the run `hard_error` (source `trace`).
+   * Returns a promise only when a sink's `write` did (await it then): with synchronous sinks an event
+   * costs no promise and no microtask. The body is stamped in place (version, run id, `seq`, time), not
+   * copied: callers pass a fresh object literal and never touch it again.
+   */
+  emit(body: TraceEventBody, at: number = this.#setup.clock.now()): Promise<void> | undefined {
+    if (!this.on || this.#broken) return undefined;
+    const event = body as TraceEvent;
+    event.v = traceVersion;
+    event.runId = this.#runId;
+    event.seq = this.#seq++;
+    event.at = at;
+    if (this.#held) {
+      this.#held.push(event);
+      return undefined;
+    }
+    return this.#write(event, 0);
   }
 
-  async #write(event: TraceEvent): Promise<void> {
-    if (this.#broken) return;
-    for (const sink of this.#sinks) {
-      const written = guard('trace', () => sink.write(event), this.#signal ?? neverAborted);
-      const settled = written instanceof Promise ? await written : written;
-      if (!settled.ok) {
+  /** Writes to the sinks from `from` on; goes async only at the first sink whose write returned a thenable. */
+  #write(event: TraceEvent, from: number): Promise<void> | undefined {
+    if (this.#broken) return undefined;
+    const sinks = this.#sinks;
+    for (let i = from; i < sinks.length; i++) {
+      const sink = sinks[i] as TraceSink;
+      let written: void | Promise<void>;
+      try {
+        written = sink.write(event);
+      } catch (thrown) {
         this.#broken = true;
-        throw LoopStop.from(settled, 'during-call');
+        throw LoopStop.from(
+          { ok: false, stopped: false, source: 'trace', error: errorInfo(thrown) },
+          'during-call',
+        );
       }
+      if (written !== undefined && written !== null) return this.#settle(event, written, i + 1);
     }
+    return undefined;
+  }
+
+  async #settle(event: TraceEvent, written: unknown, next: number): Promise<void> {
+    const settled = await guard('trace', () => written as PromiseLike<void>, this.#signal ?? neverAborted);
+    if (!settled.ok) {
+      this.#broken = true;
+      throw LoopStop.from(settled, 'during-call');
+    }
+    const rest = this.#write(event, next);
+    if (rest) await rest;
   }
 
   /** Writes the last event and flushes, without letting a failing sink change the outcome. */
@@ -92,7 +130,8 @@ export class TraceEmitter {
     if (!this.on || this.#held) return;
     if (body) {
       try {
-        await this.emit(body);
+        const written = this.emit(body);
+        if (written) await written;
       } catch {
         // The run already has its outcome; a sink that fails on the last event cannot change it.
       }

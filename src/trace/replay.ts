@@ -314,6 +314,7 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
       counter,
       clock,
       sinks: [sink],
+      traceBudgetChecks: 'every',
       checkpoint: undefined,
       prepareStep: prepareFromTrace(events, model),
       modelSettings: start.modelSettings,

@@ -7,8 +7,13 @@ import {
   textOf,
   toolCallsOf,
 } from '../../model/content.js';
-import { addUsage, type ModelResponse, type Usage } from '../../model/model.js';
-import { raceAbort } from '../abort.js';
+import {
+  addUsage,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  type Usage,
+} from '../../model/model.js';
 import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
 import { isLoopStop, LoopStop } from '../loop-stop.js';
@@ -32,27 +37,28 @@ export interface ModelTurn {
 export async function callModel(state: LoopState, step: number, prepared: PreparedCall): Promise<ModelTurn> {
   const { setup, trace } = state;
   const startedAt = setup.clock.now();
-  const request = {
+  const request: ModelRequest = {
     system: prepared.system,
     messages: prepared.messages,
     tools: prepared.tools,
     toolChoice: prepared.toolChoice,
     signal: state.run.signal,
-    ...(prepared.maxOutputTokens === undefined ? {} : { maxOutputTokens: prepared.maxOutputTokens }),
-    ...(prepared.settings === undefined ? {} : { settings: prepared.settings }),
   };
+  if (prepared.maxOutputTokens !== undefined) request.maxOutputTokens = prepared.maxOutputTokens;
+  if (prepared.settings !== undefined) request.settings = prepared.settings;
   let response: ModelResponse;
   try {
-    const raced = await raceAbort(
-      Promise.resolve().then(() => prepared.model.generate(request)),
-      state.run.signal,
-    );
-    if (raced.aborted) throw new LoopStop(undefined, 'during-call');
-    response = raced.value;
+    response = await answerOf(state, prepared.model, request);
   } catch (thrown) {
     if (isLoopStop(thrown) || state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
     const error = errorInfo(thrown);
-    await trace.emit({ type: 'model-error', step, error, durationMs: setup.clock.now() - startedAt });
+    const written = trace.emit({
+      type: 'model-error',
+      step,
+      error,
+      durationMs: setup.clock.now() - startedAt,
+    });
+    if (written) await written;
     throw new LoopStop({ kind: 'hard_error', source: 'model', error }, 'during-call');
   }
   let problem: string | undefined;
@@ -65,13 +71,47 @@ export async function callModel(state: LoopState, step: number, prepared: Prepar
   if (problem) {
     const error = { name: 'MalformedResponse', message: problem };
     const now = setup.clock.now();
-    await trace.emit(
+    const written = trace.emit(
       { type: 'model-error', step, error, response: jsonSafe(response), durationMs: now - startedAt },
       now,
     );
+    if (written) await written;
     throw new LoopStop({ kind: 'hard_error', source: 'malformed_response', error }, 'during-call');
   }
   return account(state, step, prepared, response, startedAt);
+}
+
+/**
+ * The model's answer, or a {@link LoopStop} as soon as the run's signal aborts (the wall clock, a
+ * cancellation): a model that ignores its signal cannot hold the run. One callback slot on the run
+ * serves the call; no listener and no race per call. A late answer or error is dropped.
+ */
+function answerOf(state: LoopState, model: Model, request: ModelRequest): Promise<ModelResponse> {
+  if (state.run.signal.aborted) return Promise.reject(new LoopStop(undefined, 'during-call'));
+  let pending: ModelResponse | PromiseLike<ModelResponse>;
+  try {
+    pending = model.generate(request);
+  } catch (thrown) {
+    return Promise.reject(thrown);
+  }
+  // The signal may have aborted while `generate` ran (a clock advanced inside it).
+  if (state.run.signal.aborted) {
+    Promise.resolve(pending).then(undefined, () => {});
+    return Promise.reject(new LoopStop(undefined, 'during-call'));
+  }
+  return new Promise<ModelResponse>((resolve, reject) => {
+    state.onModelAbort = () => reject(new LoopStop(undefined, 'during-call'));
+    Promise.resolve(pending).then(
+      (response) => {
+        state.onModelAbort = undefined;
+        resolve(response);
+      },
+      (thrown: unknown) => {
+        state.onModelAbort = undefined;
+        reject(thrown);
+      },
+    );
+  });
 }
 
 /** Usage, bill, spend and the transcript after a well-formed response. */
@@ -103,7 +143,7 @@ async function account(
   const reportedModel = response.model?.trim() ? response.model : undefined;
   state.lastModelId = reportedModel ?? state.lastModelId;
   // Priced by the id the provider reported (often dated), else by the name the call was made with.
-  const price = setup.prices ? resolvePrice(setup.prices, reportedModel, prepared.model.name) : undefined;
+  const price = state.prices ? state.prices.resolve(reportedModel, prepared.model.name) : undefined;
   // Tokens billed at other models' prices count whether or not the main usage could be read.
   const extra: AdditionalCost = additionalCost(state, response.additionalUsage);
   const callCost = (price ? costUsdOf(callUsage, price.price) : 0) + extra.costUsd;
@@ -130,7 +170,7 @@ async function account(
   const text = textOf(response.content);
   if (state.trace.on) {
     const now = setup.clock.now();
-    await state.trace.emit(
+    const written = state.trace.emit(
       {
         type: 'model-response',
         step,
@@ -145,6 +185,7 @@ async function account(
       },
       now,
     );
+    if (written) await written;
   }
   if (unpriced) {
     // Named as the call was made (as the before-call check names it), else as the provider reported.

@@ -5,42 +5,67 @@ import type { ProposedCall } from './proposed-call.js';
 
 /**
  * Check the proposed batch before anything in it runs: the repeat key of every call (`looped`
- * `repeated_call` at the limit), then the drift window (`looped` `no_progress`).
+ * `repeated_call` at the limit), then the drift window (`looped` `no_progress`). Synchronous unless
+ * a sink is not.
  */
-export async function checkProposals(
+export function checkProposals(
   state: LoopState,
   step: number,
   proposed: readonly ProposedCall[],
-): Promise<Outcome | undefined> {
+): Outcome | undefined | Promise<Outcome | undefined> {
+  return checkRepeats(state, step, proposed, 0);
+}
+
+/** The repeat checks from call `from` on, then drift. */
+function checkRepeats(
+  state: LoopState,
+  step: number,
+  proposed: readonly ProposedCall[],
+  from: number,
+): Outcome | undefined | Promise<Outcome | undefined> {
   const { repeats, drift, trace } = state;
   if (repeats) {
-    for (const { call, canonical } of proposed) {
+    for (let index = from; index < proposed.length; index++) {
+      const { call, canonical } = proposed[index] as ProposedCall;
       const check = repeats.checkKey(`${call.name}:${canonical}`);
-      if (trace.on)
-        await trace.emit({
-          type: 'repeat-check',
-          step,
-          callId: call.id,
-          tool: call.name,
-          key: check.key,
-          count: check.count,
-          limit: repeats.limit,
-          repeated: check.repeated,
-        });
-      if (check.repeated) {
-        state.completedSteps = step;
-        return {
-          kind: 'looped',
-          reason: 'repeated_call',
-          key: check.key,
-          tool: call.name,
-          input: call.input,
-          count: check.count,
-          limit: repeats.limit,
-        };
-      }
+      const looped: Outcome | undefined = check.repeated
+        ? {
+            kind: 'looped',
+            reason: 'repeated_call',
+            key: check.key,
+            tool: call.name,
+            input: call.input,
+            count: check.count,
+            limit: repeats.limit,
+          }
+        : undefined;
+      if (looped) state.completedSteps = step;
+      const written = trace.on
+        ? trace.emit({
+            type: 'repeat-check',
+            step,
+            callId: call.id,
+            tool: call.name,
+            key: check.key,
+            count: check.count,
+            limit: repeats.limit,
+            repeated: check.repeated,
+          })
+        : undefined;
+      if (looped) return written ? written.then(() => looped) : looped;
+      // A sink that went async: the rest of the batch is checked after it.
+      if (written) return written.then(() => checkRepeats(state, step, proposed, index + 1));
     }
   }
+  return checkDrift(state, step, proposed, drift);
+}
+
+function checkDrift(
+  state: LoopState,
+  step: number,
+  proposed: readonly ProposedCall[],
+  drift: LoopState['drift'],
+): Outcome | undefined | Promise<Outcome | undefined> {
   if (!drift) return undefined;
   for (const { call, canonical } of proposed)
     drift.recordFingerprint(
@@ -50,7 +75,13 @@ export async function checkProposals(
     );
   const verdict = drift.check();
   if (!verdict) return undefined;
-  await trace.emit({ type: 'progress-check', step, worldState: null, drifting: verdict });
   state.completedSteps = step;
-  return { kind: 'looped', reason: 'no_progress', signal: verdict.signal, detail: verdict.detail };
+  const looped: Outcome = {
+    kind: 'looped',
+    reason: 'no_progress',
+    signal: verdict.signal,
+    detail: verdict.detail,
+  };
+  const written = state.trace.emit({ type: 'progress-check', step, worldState: null, drifting: verdict });
+  return written ? written.then(() => looped) : looped;
 }

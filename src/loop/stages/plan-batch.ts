@@ -6,44 +6,74 @@ import { LoopStop } from '../loop-stop.js';
 import type { Outcome } from '../outcome.js';
 import { approvalIdOf, type ProposedCall } from './proposed-call.js';
 
+type Planned = { ends: Outcome } | { plans: CallPlan[] };
+
 /**
  * Plan the batch whole before any call runs: match verdicts to calls by approval id (a verdict for a
  * changed call is `stale`), then let the dispatcher decide each call. If any call needs a person,
- * the run pauses with every request and nothing in the batch has run.
+ * the run pauses with every request and nothing in the batch has run. Synchronous when the
+ * dispatcher's plans and the sinks are.
  */
-export async function planBatch(
+export function planBatch(
   state: LoopState,
   step: number,
   proposed: readonly ProposedCall[],
   thought: string,
   verdicts: readonly ApprovalVerdict[] | undefined,
   offered: PreparedCall['offered'],
-): Promise<{ ends: Outcome } | { plans: CallPlan[] }> {
-  const { trace, setup } = state;
+): Planned | Promise<Planned> {
+  if (verdicts && verdicts.length > 0)
+    return planWithVerdicts(state, step, proposed, thought, verdicts, offered);
+  return planFrom(state, step, proposed, thought, undefined, undefined, offered, [], 0);
+}
+
+/** Records each verdict (`stale` when its call changed), then plans with them. */
+async function planWithVerdicts(
+  state: LoopState,
+  step: number,
+  proposed: readonly ProposedCall[],
+  thought: string,
+  verdicts: readonly ApprovalVerdict[],
+  offered: PreparedCall['offered'],
+): Promise<Planned> {
+  const { trace } = state;
   // Approval ids are computed only when some verdict or request needs one.
-  const ids = verdicts && verdicts.length > 0 ? proposed.map(approvalIdOf) : undefined;
+  const ids = proposed.map(approvalIdOf);
   const verdictById = new Map<string, ApprovalVerdict>();
-  if (verdicts && ids) {
-    const live = new Set(ids);
-    for (const verdict of verdicts) {
-      const current = live.has(verdict.approvalId);
-      await trace.emit({
-        type: 'approval',
-        step,
-        approvalId: verdict.approvalId,
-        decision: current ? verdict.decision : 'stale',
-        by: verdict.by ?? null,
-        reason: verdict.decision === 'deny' ? verdict.reason : null,
-        ...(verdict.decision === 'edit' ? { input: verdict.input } : {}),
-      });
-      if (current) verdictById.set(verdict.approvalId, verdict);
-    }
+  const live = new Set(ids);
+  for (const verdict of verdicts) {
+    const current = live.has(verdict.approvalId);
+    const written = trace.emit({
+      type: 'approval',
+      step,
+      approvalId: verdict.approvalId,
+      decision: current ? verdict.decision : 'stale',
+      by: verdict.by ?? null,
+      reason: verdict.decision === 'deny' ? verdict.reason : null,
+      ...(verdict.decision === 'edit' ? { input: verdict.input } : {}),
+    });
+    if (written) await written;
+    if (current) verdictById.set(verdict.approvalId, verdict);
   }
-  const emit = trace.emit.bind(trace);
-  const plans: CallPlan[] = [];
-  for (let index = 0; index < proposed.length; index++) {
+  return planFrom(state, step, proposed, thought, ids, verdictById, offered, [], 0);
+}
+
+/** Plans calls from `from` on into `plans`; goes async only at a plan that is a promise. */
+function planFrom(
+  state: LoopState,
+  step: number,
+  proposed: readonly ProposedCall[],
+  thought: string,
+  ids: readonly string[] | undefined,
+  verdictById: ReadonlyMap<string, ApprovalVerdict> | undefined,
+  offered: PreparedCall['offered'],
+  plans: CallPlan[],
+  from: number,
+): Planned | Promise<Planned> {
+  const { setup } = state;
+  for (let index = from; index < proposed.length; index++) {
     const { call, canonical } = proposed[index] as ProposedCall;
-    const verdict = ids ? verdictById.get(ids[index] as string) : undefined;
+    const verdict = ids && verdictById ? verdictById.get(ids[index] as string) : undefined;
     const request = {
       call,
       canonicalInput: canonical,
@@ -54,29 +84,64 @@ export async function planBatch(
       offered,
       signal: state.run.signal,
     };
-    const planned = setup.dispatcher.plan(request, emit);
-    let plan = planned instanceof Promise ? await planned : (planned as CallPlan);
-    if (verdict?.decision === 'edit') plan = withEditNote(plan, verdict.input);
-    if (plan.kind === 'failed')
-      throw new LoopStop({ kind: 'hard_error', source: plan.source, error: plan.error }, 'before-call');
-    if (plan.kind === 'stopped') throw new LoopStop(undefined, 'during-call');
-    plans.push(plan);
+    const planned = setup.dispatcher.plan(request, state.trace.write);
+    if (planned instanceof Promise)
+      return planned.then((plan) => {
+        plans.push(checkedPlan(plan, verdict));
+        return planFrom(state, step, proposed, thought, ids, verdictById, offered, plans, index + 1);
+      });
+    plans.push(checkedPlan(planned, verdict));
   }
-  const requests: ApprovalRequest[] = [];
-  plans.forEach((plan, index) => {
-    if (plan.kind !== 'approval') return;
+  return requestsOf(state, step, proposed, thought, ids, verdictById, plans);
+}
+
+/** A plan as the batch runs it: edited calls noted; a failed or stopped plan ends the run. */
+function checkedPlan(planned: CallPlan, verdict: ApprovalVerdict | undefined): CallPlan {
+  const plan = verdict?.decision === 'edit' ? withEditNote(planned, verdict.input) : planned;
+  if (plan.kind === 'failed')
+    throw new LoopStop({ kind: 'hard_error', source: plan.source, error: plan.error }, 'before-call');
+  if (plan.kind === 'stopped') throw new LoopStop(undefined, 'during-call');
+  return plan;
+}
+
+/** The plans, or the pause with every approval request the batch needs. */
+function requestsOf(
+  state: LoopState,
+  step: number,
+  proposed: readonly ProposedCall[],
+  thought: string,
+  ids: readonly string[] | undefined,
+  verdictById: ReadonlyMap<string, ApprovalVerdict> | undefined,
+  plans: CallPlan[],
+): Planned | Promise<Planned> {
+  let requests: ApprovalRequest[] | undefined;
+  for (let index = 0; index < plans.length; index++) {
+    const plan = plans[index] as CallPlan;
+    if (plan.kind !== 'approval') continue;
     const approvalId = ids ? (ids[index] as string) : approvalIdOf(proposed[index] as ProposedCall);
-    requests.push({ ...plan.request, approvalId, reason: thought });
-  });
-  if (requests.length === 0) {
+    (requests ??= []).push({ ...plan.request, approvalId, reason: thought });
+  }
+  if (requests === undefined) {
     state.pending = null;
     return { plans };
   }
+  return paused(state, step, proposed, thought, verdictById, requests);
+}
+
+async function paused(
+  state: LoopState,
+  step: number,
+  proposed: readonly ProposedCall[],
+  thought: string,
+  verdictById: ReadonlyMap<string, ApprovalVerdict> | undefined,
+  requests: ApprovalRequest[],
+): Promise<Planned> {
   for (const request of requests) {
     statsOf(state, request.tool).approvalsRequested++;
-    await trace.emit({ type: 'approval-request', step, request });
+    const written = state.trace.emit({ type: 'approval-request', step, request });
+    if (written) await written;
   }
-  const kept = [...verdictById.values()];
+  const kept = verdictById ? [...verdictById.values()] : [];
   state.pending = {
     step,
     calls: proposed.map((entry) => entry.call),

@@ -13,7 +13,11 @@ import type { PrepareStepResult } from '../options.js';
  * `prepareStep` change what this call sends. Each change is a `step-prepare` event, so a replay
  * sends the same request.
  */
-export async function prepareCall(state: LoopState, step: number, final: boolean): Promise<PreparedCall> {
+export function prepareCall(
+  state: LoopState,
+  step: number,
+  final: boolean,
+): PreparedCall | Promise<PreparedCall> {
   const { setup } = state;
   if (final) {
     const prompt: UserMessage = {
@@ -34,8 +38,18 @@ export async function prepareCall(state: LoopState, step: number, final: boolean
     offered: undefined,
     contextTokens: state.contextTokens,
   };
-  if (!setup.prepareStep) return prepared;
-  const prepareStep = setup.prepareStep;
+  return setup.prepareStep ? askPrepareStep(state, step, final, prepared) : prepared;
+}
+
+/** `prepareStep`, inside the boundary; what it changed is checked, applied and recorded. */
+async function askPrepareStep(
+  state: LoopState,
+  step: number,
+  final: boolean,
+  prepared: PreparedCall,
+): Promise<PreparedCall> {
+  const { setup } = state;
+  const prepareStep = setup.prepareStep as NonNullable<typeof setup.prepareStep>;
   const context = {
     runId: setup.runId,
     step,
@@ -67,8 +81,15 @@ export async function prepareCall(state: LoopState, step: number, final: boolean
   }
   const changes = state.pendingPrepare;
   state.pendingPrepare = undefined;
-  if (changes)
-    await state.trace.emit({ type: 'step-prepare', step, changes, contextTokens: changed.contextTokens });
+  if (changes) {
+    const written = state.trace.emit({
+      type: 'step-prepare',
+      step,
+      changes,
+      contextTokens: changed.contextTokens,
+    });
+    if (written) await written;
+  }
   return changed;
 }
 
