@@ -42,9 +42,13 @@ function readSpend(
   spent: number,
   next: Projection,
 ): void {
-  if (next.unpriced === undefined) return read(into, budget, limit, spent + next.usd);
+  if (next.unpriced === undefined) {
+    read(into, budget, limit, spent + next.usd);
+    return;
+  }
   into.readings.push({ budget, limit, actual: spent, ok: false });
-  (into.unpriced ??= []).push({ budget, model: next.unpriced });
+  into.unpriced ??= [];
+  into.unpriced.push({ budget, model: next.unpriced });
 }
 
 /**

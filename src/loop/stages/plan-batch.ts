@@ -119,7 +119,8 @@ function requestsOf(
     const plan = plans[index] as CallPlan;
     if (plan.kind !== 'approval') continue;
     const approvalId = ids ? (ids[index] as string) : approvalIdOf(proposed[index] as ProposedCall);
-    (requests ??= []).push({ ...plan.request, approvalId, reason: thought });
+    requests ??= [];
+    requests.push({ ...plan.request, approvalId, reason: thought });
   }
   if (requests === undefined) {
     state.pending = null;
