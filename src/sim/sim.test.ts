@@ -127,6 +127,51 @@ describe('Monte Carlo brackets the exact value', () => {
   });
 });
 
+// The in-place expectation by brute force: a dynamic program over (step, failures so far), every
+// attempt of every state priced one by one. retryExact's two-moment closed form must match it.
+function inPlaceByDynamicProgram(params: ReturnType<typeof retryParams>) {
+  const { p, steps, system, output, result, error, retryCap, inputPrice, outputPrice } = params;
+  let byFailures = [1];
+  let cost = 0;
+  let calls = 0;
+  let gaveUp = 0;
+  for (let s = 0; s < steps; s++) {
+    const next = new Array<number>(byFailures.length + retryCap).fill(0);
+    byFailures.forEach((reach, f) => {
+      let transcript = system + s * (output + result) + f * (output + error);
+      let stillTrying = reach;
+      for (let a = 0; a <= retryCap; a++) {
+        cost += (stillTrying * (transcript * inputPrice + output * outputPrice)) / 1e6;
+        calls += stillTrying;
+        next[f + a] = (next[f + a] as number) + stillTrying * (1 - p);
+        stillTrying *= p;
+        transcript += output + error;
+      }
+      gaveUp += stillTrying;
+    });
+    byFailures = next;
+  }
+  return { meanCostUsd: cost, meanCalls: calls, gaveUpRate: gaveUp };
+}
+
+describe('retry in place, exact', () => {
+  it.each([
+    { p: 0.2 },
+    { p: 0 },
+    { p: 1 },
+    { p: 0.35, steps: 20, retryCap: 0 },
+    { p: 0.5, steps: 40, retryCap: 7, error: 900 },
+    { p: 0.2, steps: 200, retryCap: 10 },
+  ])('the closed form matches the dynamic program over (step, failures): %o', (given) => {
+    const params = retryParams(given);
+    const exact = retryExact(params);
+    const brute = inPlaceByDynamicProgram(params);
+    expect(exact.meanCostUsd / brute.meanCostUsd).toBeCloseTo(1, 12);
+    expect(exact.meanCalls / brute.meanCalls).toBeCloseTo(1, 12);
+    expect(exact.gaveUpRate).toBeCloseTo(brute.gaveUpRate, 12);
+  });
+});
+
 describe('reproducible and streamed', () => {
   it('the same seed gives the same result bit for bit; another seed does not', () => {
     expect(retryMonteCarlo({}, { seed: 9, trials: 5_000 })).toEqual(

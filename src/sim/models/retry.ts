@@ -108,8 +108,8 @@ function callCost(params: RetryParams, prefillTokens: number): number {
 }
 
 /**
- * The exact expectation. In place is a dynamic program over (step, failures so far): the
- * transcript is a function of those two, so their distribution carries everything. Restart is
+ * The exact expectation. In place, the transcript is a function of (step, failures so far) and a
+ * step's cost is linear in the failures, so two moments of their count carry the mean. Restart is
  * Wald's identity: passes are independent, so the mean is the mean pass cost over (1−p)^steps.
  */
 export function retryExact(given?: Partial<RetryParams>): RetryExact {
@@ -132,17 +132,16 @@ function retryExactUnchecked(params: RetryParams): Omit<RetryExact, 'multiplier'
     }
     return { meanCostUsd: passCost / reach, meanCalls: passCalls / reach, gaveUpRate: 0 };
   }
-  // byFailures[f] = probability of having finished the current step with f failed calls so far.
-  let byFailures = new Float64Array(1).fill(1);
-  let low = 0;
-  let high = 0;
-  let cost = 0;
-  let calls = 0;
-  let gaveUp = 0;
+  // A step's cost is linear in the failures f before it (each adds output + error to the prefill),
+  // so the mean needs only two moments of f over runs still going, not its distribution: the
+  // mass still going, q^s, and E[f; still going], whose recurrence is below. O(steps) and no
+  // allocation; the dynamic program over (step, f) it replaces took 15–20 ms on its first call
+  // at 200 steps and cap 10 (interpreted, and a Float64Array per step for the GC to reclaim).
   const inputPrice = params.inputPrice / 1e6;
   const outputCost = (output * params.outputPrice) / 1e6;
-  // Within a step the attempts are geometric: Σ_a p^a and Σ_a a·p^a close the sum over attempts.
-  const successAfter = Array.from({ length: retryCap + 1 }, (_, a) => p ** a * (1 - p));
+  const perFailure = output + error;
+  // Within a step the attempts are geometric: Σ_a p^a attempts are reached, the a-th re-reading
+  // a·(output + error) more tokens, and the step ends in success after a failures w.p. p^a(1−p).
   let attemptsReached = 0;
   let attemptIndexSum = 0;
   for (let a = 0; a <= retryCap; a++) {
@@ -150,34 +149,25 @@ function retryExactUnchecked(params: RetryParams): Omit<RetryExact, 'multiplier'
     attemptIndexSum += a * p ** a;
   }
   const giveUp = p ** (retryCap + 1);
+  const stepSucceeds = 1 - giveUp;
+  const failuresIfSucceeds = (1 - p) * attemptIndexSum;
+  let going = 1;
+  let failuresWhileGoing = 0;
+  let cost = 0;
+  let calls = 0;
+  let gaveUp = 0;
   for (let s = 0; s < steps; s++) {
-    const next = new Float64Array(byFailures.length + retryCap);
-    // States below 10⁻¹⁸ of the likeliest one cannot move the mean in the 15th digit; skipping
-    // them keeps long runs fast (200 steps, cap 10: ~40 ms → ~1 ms).
-    let likeliest = 0;
-    for (let f = low; f <= high; f++)
-      if ((byFailures[f] as number) > likeliest) likeliest = byFailures[f] as number;
-    const negligible = likeliest * 1e-18;
-    let nextLow = Number.POSITIVE_INFINITY;
-    let nextHigh = 0;
-    for (let f = low; f <= high; f++) {
-      const reach = byFailures[f] as number;
-      if (reach <= negligible) continue;
-      const prefill = system + (s + f) * output + s * result + f * error;
-      cost +=
-        reach *
-        (inputPrice * (prefill * attemptsReached + (output + error) * attemptIndexSum) +
-          outputCost * attemptsReached);
-      calls += reach * attemptsReached;
-      for (let a = 0; a <= retryCap; a++)
-        next[f + a] = (next[f + a] as number) + reach * (successAfter[a] as number);
-      gaveUp += reach * giveUp;
-      if (f < nextLow) nextLow = f;
-      nextHigh = f + retryCap;
-    }
-    byFailures = next;
-    low = nextLow === Number.POSITIVE_INFINITY ? 0 : nextLow;
-    high = Math.min(nextHigh, next.length - 1);
+    const prefillIfNoFailures = system + s * (output + result);
+    cost +=
+      inputPrice *
+        (going * (prefillIfNoFailures * attemptsReached + perFailure * attemptIndexSum) +
+          failuresWhileGoing * perFailure * attemptsReached) +
+      outputCost * going * attemptsReached;
+    calls += going * attemptsReached;
+    gaveUp += going * giveUp;
+    // f' = f + this step's failures, counted only if the step succeeds.
+    failuresWhileGoing = stepSucceeds * failuresWhileGoing + failuresIfSucceeds * going;
+    going *= stepSucceeds;
   }
   return { meanCostUsd: cost, meanCalls: calls, gaveUpRate: gaveUp };
 }
