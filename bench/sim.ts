@@ -1,98 +1,530 @@
 /**
- * Simulators against the posts' own Python models: each Monte Carlo model at its post's trial
- * count, reins cold (first call in a fresh Node process) and warm (median in one process), the
- * Python model (bench/python/seed_models.py, written from each post's description) timed inside
- * the interpreter. Then every exact computation: median and worst of repeated calls.
+ * Simulators against Python, with language and algorithm separated. For each Monte Carlo model,
+ * at its post's trial count:
  *
- *   npm run bench:sim            # 3 rounds
- *   npm run bench:sim -- 5       # 5 rounds
+ *   posts' Python    bench/python/seed_models.py: the post's naive per-call model
+ *   same algorithm   bench/python/reins_algorithms.py: reins's algorithms in plain CPython
+ *   NumPy            bench/python/reins_algorithms_numpy.py, when NumPy is installed (reported only)
+ *   reins cold       the first call in a fresh Node process
+ *   reins warm       a fresh Node process, timed after five untimed calls
+ *
+ * total = posts' Python ÷ reins warm = algorithm (posts' ÷ same algorithm) × language (same
+ * algorithm ÷ reins warm). Every contender runs in its own process, one at a time (never two
+ * timings overlapping), in an order that rotates each round; figures are medians over the rounds.
+ * Start-up and import are excluded everywhere.
+ *
+ * Two checks keep a fast wrong answer from winning: the same-algorithm port run with reins's own
+ * generator (mulberry32, seed 1, 5,000 trials) must reproduce reins's results to 1e-12, and at full
+ * trial counts every estimate (reins, posts' Python, the ports) must agree with every other and
+ * with the exact value within 4 standard errors. Then every exact computation, 200 calls in a
+ * fresh process per round, the first call included: the bar is 10 ms for the worst call.
+ *
+ *   npm run bench:sim                 # 5 rounds
+ *   npm run bench:sim -- 7            # 7 rounds
+ *   npm run bench:sim -- 5 --cpu      # CPU time instead of elapsed time in the table
+ *   npm run --silent bench:sim -- 5 --json   # one JSON object with every figure on stdout
  */
 import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import * as sim from '../dist/sim/index.js';
 import { median } from './stats.js';
 
-const rounds = Number(process.argv[2] ?? 3);
-const python = fileURLToPath(new URL('./python/seed_models.py', import.meta.url));
-const once = fileURLToPath(new URL('./sim-once.mjs', import.meta.url));
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+// Elapsed time by default; --cpu prints CPU time instead (both are in --json). This machine's two
+// cores are shared, and CPU time does not count the time a contender sat waiting for one.
+const clock = args.includes('--cpu') ? 'cpu' : 'wall';
+const rounds = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 5);
+if (!(rounds >= 1)) throw new Error(`rounds must be ≥ 1, got ${rounds}`);
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const scripts = {
+  posts: here('./python/seed_models.py'),
+  port: here('./python/reins_algorithms.py'),
+  numpy: here('./python/reins_algorithms_numpy.py'),
+  once: here('./sim-once.mjs'),
+};
 
-const models: [name: string, post: string, trials: string, warm: () => unknown][] = [
-  ['retry-inplace', 'post-22', '200,000 runs', () => sim.retryMonteCarlo({ mode: 'inplace' })],
-  ['retry-restart', 'post-22', '100,000 runs', () => sim.retryMonteCarlo({ mode: 'restart' })],
-  ['cascade', 'post-04', '200,000 × 2', () => sim.cascadeMonteCarlo()],
-  ['latency', 'post-10', '200,000 runs + steps', () => sim.latencyMonteCarlo()],
-  ['compaction', 'post-11', '200,000 runs', () => sim.compactionMonteCarlo()],
-  ['timeout', 'timeout post', '7 × 20,000 calls', () => sim.timeoutMonteCarlo()],
+// How many standard errors two estimates may differ by (or an estimate and the exact value). At 4,
+// a correct pair fails about once in 16,000 comparisons; a biased algorithm fails every run.
+const TOLERANCE_SE = 4;
+// The port, drawing reins's own stream, must match reins to rounding.
+const PORT_TOLERANCE = 1e-12;
+const PORT_TRIALS = 5_000;
+const EXACT_CALLS = 200;
+const EXACT_GOAL_MS = 10;
+const WARM_CALLS = 5;
+const Z95 = 1.959963984540054;
+
+type Model = 'retry-inplace' | 'retry-restart' | 'cascade' | 'latency' | 'compaction' | 'timeout';
+const models: [model: Model, source: string, trials: string][] = [
+  ['retry-inplace', 'post-22', '200,000 runs'],
+  ['retry-restart', 'post-22', '100,000 runs'],
+  ['cascade', 'post-04', '200,000 × 2'],
+  ['latency', 'post-10', '200,000 runs + steps'],
+  ['compaction', 'post-11', '200,000 runs'],
+  ['timeout', 'timeout post', '7 × 20,000 calls'],
 ];
+const exactComputations: [key: string, label: string][] = [
+  ['retry-inplace', 'retry in place (two moments)'],
+  ['retry-restart', 'retry restart (Wald)'],
+  ['retry-inplace-200', 'retry in place, 200 steps, cap 10'],
+  ['cascade', 'cascade'],
+  ['compaction', 'compaction'],
+  ['timeout', 'timeout (curve + continuous optimum)'],
+  ['latency', 'latency (closed-form step stats)'],
+  ['quadratic', 'quadratic'],
+  ['cache', 'cache'],
+  ['digest-5000', 'digest (5,000 steps)'],
+  ['axes', 'axes'],
+  ['debug', 'debug'],
+  ['amplification', 'amplification'],
+  ['routing', 'routing'],
+  ['loop-cost', 'loop-cost'],
+];
+
+const run = (command: string, argv: string[]): unknown =>
+  JSON.parse(execFileSync(command, argv, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
+const hasNumpy = (() => {
+  try {
+    execFileSync('python3', ['-c', 'import numpy'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+// ---------------------------------------------------------------- what each contender computed
+
+type Estimate = { value: number; ci95?: readonly [number, number] | undefined };
+type Json = Record<string, unknown>;
+const at = (value: unknown, ...path: (string | number)[]): unknown =>
+  path.reduce<unknown>((node, key) => (node as Json | undefined)?.[key as string], value);
+const num = (value: unknown, ...path: (string | number)[]): number => at(value, ...path) as number;
+const interval = (value: unknown, ...path: (string | number)[]) =>
+  at(value, ...path) as [number, number] | undefined;
+
+/** The estimates in reins's result shape (reins and both ports print it), by quantity. */
+function reinsEstimates(model: Model, value: unknown): Record<string, Estimate> {
+  const flat = (key: string, ciKey: string) => ({ value: num(value, key), ci95: interval(value, ciKey) });
+  switch (model) {
+    case 'retry-inplace':
+      return { meanCostUsd: flat('meanCostUsd', 'ci95'), gaveUpRate: flat('gaveUpRate', 'gaveUpRateCi95') };
+    case 'retry-restart':
+      return { meanCostUsd: flat('meanCostUsd', 'ci95') };
+    case 'cascade':
+      return {
+        faultsPerRun: flat('faultsPerRun', 'faultsPerRunCi95'),
+        contaminatedRate: flat('contaminatedRate', 'contaminatedRateCi95'),
+        independentFaultsPerRun: flat('independentFaultsPerRun', 'independentFaultsPerRunCi95'),
+      };
+    case 'latency': {
+      const out: Record<string, Estimate> = {};
+      for (const part of ['step', 'run'])
+        for (const stat of ['mean', 'p50', 'p95', 'p99'])
+          out[`${part}.${stat}`] = {
+            value: num(value, part, stat, 'value'),
+            ci95: interval(value, part, stat, 'ci95'),
+          };
+      return out;
+    }
+    case 'compaction':
+      return { survival: flat('survival', 'ci95') };
+    case 'timeout': {
+      const out: Record<string, Estimate> = {};
+      for (const point of at(value, 'curve') as Json[])
+        out[`cost@${point.timeoutSeconds}s`] = {
+          value: point.monteCarloCostUsd as number,
+          ci95: point.ci95 as [number, number],
+        };
+      return out;
+    }
+  }
+}
+
+/** The estimates in seed_models.py's shapes (tuples, as each post prints them). */
+function postsEstimates(model: Model, value: unknown): Record<string, Estimate> {
+  switch (model) {
+    case 'retry-inplace':
+      return { meanCostUsd: { value: num(value, 0) }, gaveUpRate: { value: num(value, 1) } };
+    case 'retry-restart':
+      return { meanCostUsd: { value: value as number } };
+    case 'cascade':
+      return {
+        faultsPerRun: { value: num(value, 0) },
+        contaminatedRate: { value: num(value, 1) },
+        independentFaultsPerRun: { value: num(value, 2) },
+      };
+    case 'latency': {
+      const out: Record<string, Estimate> = {};
+      for (const part of ['step', 'run'])
+        ['mean', 'p50', 'p95', 'p99'].forEach((stat, i) => {
+          out[`${part}.${stat}`] = { value: num(value, part, i) };
+        });
+      return out;
+    }
+    case 'compaction':
+      return { survival: { value: value as number } };
+    case 'timeout': {
+      const timeouts = sim.timeoutDefaults.timeouts;
+      return Object.fromEntries(
+        (value as number[]).map((cost, i) => [`cost@${timeouts[i]}s`, { value: cost }]),
+      );
+    }
+  }
+}
+
+/** The exact values reins computes, where the model has them. */
+function exactValues(model: Model): Record<string, number> {
+  switch (model) {
+    case 'retry-inplace': {
+      const exact = sim.retryExact();
+      return { meanCostUsd: exact.meanCostUsd, gaveUpRate: exact.gaveUpRate };
+    }
+    case 'retry-restart':
+      return { meanCostUsd: sim.retryExact({ mode: 'restart' }).meanCostUsd };
+    case 'cascade': {
+      const exact = sim.cascadeExact();
+      return {
+        faultsPerRun: exact.faultsPerRun,
+        contaminatedRate: exact.contaminatedRate,
+        independentFaultsPerRun: exact.independentFaultsPerRun,
+      };
+    }
+    case 'latency': {
+      const exact = sim.latencyExact();
+      return {
+        'step.mean': exact.step.mean,
+        'step.p50': exact.step.p50,
+        'step.p95': exact.step.p95,
+        'step.p99': exact.step.p99,
+        ...(exact.runMean === undefined ? {} : { 'run.mean': exact.runMean }),
+      };
+    }
+    case 'compaction':
+      return { survival: sim.compactionExact().survival };
+    case 'timeout':
+      return Object.fromEntries(
+        sim.timeoutExact().curve.map((point) => [`cost@${point.timeoutSeconds}s`, point.exactCostUsd]),
+      );
+  }
+}
+
+// ------------------------------------------------------------------------------ the port check
+
+/** Largest relative difference over every number both results have at the same path. */
+function largestDifference(a: unknown, b: unknown, path = ''): { relative: number; path: string } {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const relative = a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b));
+    return { relative, path };
+  }
+  let worst = { relative: 0, path: '' };
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    for (const key of Object.keys(a)) {
+      if (!(key in b)) continue;
+      const inner = largestDifference((a as Json)[key], (b as Json)[key], path ? `${path}.${key}` : key);
+      if (inner.relative > worst.relative) worst = inner;
+    }
+  }
+  return worst;
+}
+
+log(`port check: reins_algorithms.py with reins's generator, seed 1, ${PORT_TRIALS} trials, against reins`);
+const portRun = run('python3', [
+  scripts.port,
+  '--rng',
+  'mulberry32',
+  '--seed',
+  '1',
+  '--trials',
+  String(PORT_TRIALS),
+]) as Record<Model, { value: unknown }>;
+const portCheck = models.map(([model]) => {
+  const reins = (
+    run(process.execPath, [scripts.once, model, '--trials', String(PORT_TRIALS), '--seed', '1']) as Json
+  ).value;
+  const { relative, path } = largestDifference(reins, portRun[model].value);
+  return { model, largestRelativeDifference: relative, at: path, agrees: relative <= PORT_TOLERANCE };
+});
+
+// ---------------------------------------------------------------------------------- the timings
+
+type Contender = 'posts' | 'port' | 'numpy' | 'cold' | 'warm';
+const contenders: Contender[] = ['posts', 'port', ...(hasNumpy ? (['numpy'] as const) : []), 'cold', 'warm'];
+
+/** Medians over the rounds and the three ratios: total = algorithm × language. */
+function timings(samplesMs: Record<Contender, number[]>) {
+  const medianMs = Object.fromEntries(contenders.map((c) => [c, median(samplesMs[c])])) as Record<
+    Contender,
+    number
+  >;
+  return {
+    samplesMs,
+    medianMs,
+    ratios: {
+      total: medianMs.posts / medianMs.warm,
+      algorithm: medianMs.posts / medianMs.port,
+      language: medianMs.port / medianMs.warm,
+      totalCold: medianMs.posts / medianMs.cold,
+      ...(hasNumpy ? { numpyOverWarm: (medianMs.numpy as number) / medianMs.warm } : {}),
+    },
+  };
+}
+
+type Timing = { ms: number; cpuMs: number; value: unknown };
+function timeOnce(contender: Contender, model: Model): Timing {
+  if (contender === 'cold' || contender === 'warm') {
+    return run(process.execPath, [
+      scripts.once,
+      model,
+      ...(contender === 'warm' ? ['--warm', String(WARM_CALLS)] : []),
+    ]) as Timing;
+  }
+  const out = run('python3', [scripts[contender], model]) as Record<
+    string,
+    { seconds: number; cpuSeconds: number; value: unknown }
+  >;
+  const result = out[model] as { seconds: number; cpuSeconds: number; value: unknown };
+  return { ms: result.seconds * 1000, cpuMs: result.cpuSeconds * 1000, value: result.value };
+}
 
 const pythonVersion = execFileSync('python3', ['--version'], { encoding: 'utf8' }).trim();
-console.log(`Monte Carlo models, ${rounds} rounds (median); ${pythonVersion}, Node ${process.version}\n`);
-const table = new Table({
-  head: ['model', 'source', 'trials', 'Python', 'reins cold', 'reins warm', 'Python ÷ cold', 'Python ÷ warm'],
-  style: { head: [], border: [], compact: true },
-});
-for (const [name, post, trials, warm] of models) {
-  const pythonMs: number[] = [];
-  const coldMs: number[] = [];
-  const warmMs: number[] = [];
-  warm();
-  for (let round = 0; round < rounds; round++) {
-    const out = JSON.parse(execFileSync('python3', [python, name], { encoding: 'utf8' }));
-    pythonMs.push(out[name].seconds * 1000);
-    coldMs.push(JSON.parse(execFileSync(process.execPath, [once, name], { encoding: 'utf8' })).ms);
-    const started = performance.now();
-    warm();
-    warmMs.push(performance.now() - started);
-  }
-  const [p, c, w] = [median(pythonMs), median(coldMs), median(warmMs)];
-  table.push([
-    name,
-    post,
-    trials,
-    `${p.toFixed(0)} ms`,
-    `${c.toFixed(1)} ms`,
-    `${w.toFixed(1)} ms`,
-    `${(p / c).toFixed(0)}×`,
-    `${(p / w).toFixed(0)}×`,
-  ]);
-}
-console.log(table.toString());
+const numpyVersion = hasNumpy
+  ? execFileSync('python3', ['-c', 'import numpy; print(numpy.__version__)'], { encoding: 'utf8' }).trim()
+  : undefined;
+const loadBefore = loadavg();
 
-const exact: [string, () => unknown][] = [
-  ['retry in place (DP)', () => sim.retryExact()],
-  ['retry restart (Wald)', () => sim.retryExact({ mode: 'restart' })],
-  ['retry in place, 200 steps, cap 10', () => sim.retryExact({ steps: 200, retryCap: 10 })],
-  ['cascade', () => sim.cascadeExact()],
-  ['compaction', () => sim.compactionExact()],
-  ['timeout (curve + continuous optimum)', () => sim.timeoutExact()],
-  ['latency (closed-form step stats)', () => sim.latencyExact()],
-  ['quadratic', () => sim.quadraticCost()],
-  ['cache', () => sim.cacheCost()],
-  ['digest (5,000 steps)', () => sim.digestCost({ steps: 5000 })],
-  ['axes', () => sim.costAxes()],
-  ['debug', () => sim.reproductionTax()],
-  ['amplification', () => sim.retryAmplification()],
-  ['routing', () => sim.routingCost()],
-  ['loop-cost', () => sim.loopCost()],
-];
-const exactTable = new Table({
-  head: ['exact computation', 'median', 'worst of 200', 'goal'],
-  style: { head: [], border: [], compact: true },
-});
-for (const [name, run] of exact) {
-  const samples: number[] = [];
-  for (let i = 0; i < 200; i++) {
-    const started = performance.now();
-    run();
-    samples.push(performance.now() - started);
+const results = models.map(([model, source, trials]) => {
+  const perContender = () =>
+    Object.fromEntries(contenders.map((contender) => [contender, [] as number[]])) as Record<
+      Contender,
+      number[]
+    >;
+  const samples = perContender();
+  const cpuSamples = perContender();
+  const values: Partial<Record<Contender, unknown>> = {};
+  for (let round = 0; round < rounds; round++) {
+    // Rotate who goes first, so a slow patch of the machine does not always land on the same one.
+    const order = contenders.map((_, i) => contenders[(i + round) % contenders.length] as Contender);
+    for (const contender of order) {
+      const { ms, cpuMs, value } = timeOnce(contender, model);
+      samples[contender].push(ms);
+      cpuSamples[contender].push(cpuMs);
+      values[contender] ??= value;
+    }
+    log(
+      `${model} round ${round + 1}/${rounds}: ${contenders.map((c) => `${c} ${samples[c].at(-1)?.toFixed(1)}`).join(', ')} ms`,
+    );
   }
-  const worst = Math.max(...samples);
-  exactTable.push([
-    name,
-    `${(median(samples) * 1000).toFixed(1)} µs`,
-    `${worst.toFixed(2)} ms`,
-    worst < 10 ? '< 10 ms ✓' : '✗ over 10 ms',
-  ]);
+
+  // Agreement: every pair of estimates, and each against the exact value, within TOLERANCE_SE
+  // standard errors. The standard error is reins's (from its 95 % interval): all four estimate the
+  // same quantity from the same number of independent trials, so they share it.
+  const reins = reinsEstimates(model, values.warm);
+  const estimates: Record<string, Record<string, number>> = {
+    reins: Object.fromEntries(Object.entries(reins).map(([key, estimate]) => [key, estimate.value])),
+    posts: Object.fromEntries(
+      Object.entries(postsEstimates(model, values.posts)).map(([key, estimate]) => [key, estimate.value]),
+    ),
+    port: Object.fromEntries(
+      Object.entries(reinsEstimates(model, values.port)).map(([key, estimate]) => [key, estimate.value]),
+    ),
+    ...(hasNumpy
+      ? {
+          numpy: Object.fromEntries(
+            Object.entries(reinsEstimates(model, values.numpy)).map(([key, estimate]) => [
+              key,
+              estimate.value,
+            ]),
+          ),
+        }
+      : {}),
+  };
+  const exact = exactValues(model);
+  const comparisons: { quantity: string; a: string; b: string; difference: number; z: number }[] = [];
+  for (const [quantity, estimate] of Object.entries(reins)) {
+    const ci = estimate.ci95 as [number, number];
+    const standardError = (ci[1] - ci[0]) / (2 * Z95);
+    const names = Object.keys(estimates);
+    for (let i = 0; i < names.length; i++) {
+      const a = names[i] as string;
+      const valueA = estimates[a]?.[quantity] as number;
+      for (const b of names.slice(i + 1)) {
+        const difference = valueA - (estimates[b]?.[quantity] as number);
+        comparisons.push({
+          quantity,
+          a,
+          b,
+          difference,
+          z: Math.abs(difference) / (Math.SQRT2 * standardError),
+        });
+      }
+      if (quantity in exact) {
+        const difference = valueA - (exact[quantity] as number);
+        comparisons.push({ quantity, a, b: 'exact', difference, z: Math.abs(difference) / standardError });
+      }
+    }
+  }
+  const worst = comparisons.reduce((a, b) => (b.z > a.z || Number.isNaN(b.z) ? b : a));
+  const agrees = comparisons.every((c) => c.z <= TOLERANCE_SE);
+  return {
+    model,
+    source,
+    trials,
+    wall: timings(samples),
+    cpu: timings(cpuSamples),
+    agreement: { agrees, toleranceSe: TOLERANCE_SE, worst, estimates, exact, comparisons },
+  };
+});
+
+// --------------------------------------------------------------------- the exact computations
+
+const exact = exactComputations.map(([key, label]) => {
+  const perProcess: { firstMs: number; medianMs: number; worstMs: number; worstCpuMs: number }[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const { ms, cpuMs } = run(process.execPath, [
+      scripts.once,
+      '--exact',
+      key,
+      '--calls',
+      String(EXACT_CALLS),
+    ]) as { ms: number[]; cpuMs: number[] };
+    perProcess.push({
+      firstMs: ms[0] as number,
+      medianMs: median(ms),
+      worstMs: Math.max(...ms),
+      worstCpuMs: Math.max(...cpuMs),
+    });
+  }
+  const worstMs = Math.max(...perProcess.map((p) => p.worstMs));
+  return {
+    key,
+    label,
+    calls: EXACT_CALLS,
+    medianMs: median(perProcess.map((p) => p.medianMs)),
+    firstMs: median(perProcess.map((p) => p.firstMs)),
+    worstMedianMs: median(perProcess.map((p) => p.worstMs)),
+    worstMs,
+    // CPU time of the worst call (every thread): when it is far below the elapsed worst, the call
+    // was waiting for a core, not working.
+    worstCpuMs: Math.max(...perProcess.map((p) => p.worstCpuMs)),
+    meetsGoal: worstMs <= EXACT_GOAL_MS,
+    perProcess,
+  };
+});
+
+const loadAfter = loadavg();
+const ok = results.every((r) => r.agreement.agrees) && portCheck.every((p) => p.agrees);
+if (!ok) process.exitCode = 1;
+
+if (json) {
+  console.log(
+    JSON.stringify(
+      {
+        rounds,
+        environment: {
+          python: pythonVersion,
+          numpy: numpyVersion ?? null,
+          node: process.version,
+          loadAverageBefore: loadBefore,
+          loadAverageAfter: loadAfter,
+        },
+        warmCalls: WARM_CALLS,
+        portCheck: { trials: PORT_TRIALS, seed: 1, tolerance: PORT_TOLERANCE, models: portCheck },
+        monteCarlo: results,
+        exact: { goalMs: EXACT_GOAL_MS, calls: EXACT_CALLS, processes: rounds, computations: exact },
+        ok,
+      },
+      null,
+      2,
+    ),
+  );
+} else {
+  console.log(
+    `Monte Carlo models, median of ${rounds} rounds, each contender in its own process, one at a time; ` +
+      `${clock === 'cpu' ? 'CPU time' : 'elapsed time'}; ` +
+      `${pythonVersion}${numpyVersion ? `, NumPy ${numpyVersion}` : ''}, Node ${process.version}; ` +
+      `load average ${loadBefore[0]?.toFixed(1)} → ${loadAfter[0]?.toFixed(1)}\n`,
+  );
+  const table = new Table({
+    head: [
+      'model',
+      'trials',
+      "posts' Python",
+      'same alg. Python',
+      ...(hasNumpy ? ['same alg. NumPy'] : []),
+      'reins cold',
+      'reins warm',
+      'total',
+      'algorithm',
+      'language',
+      `agree (≤ ${TOLERANCE_SE} SE)`,
+    ],
+    style: { head: [], border: [], compact: true },
+  });
+  const ms = (x: number) => (x >= 100 ? `${x.toFixed(0)} ms` : `${x.toFixed(1)} ms`);
+  const times = (x: number) => (x >= 10 ? `${x.toFixed(0)}×` : `${x.toFixed(1)}×`);
+  for (const r of results) {
+    const { medianMs, ratios } = r[clock];
+    table.push([
+      r.model,
+      r.trials,
+      ms(medianMs.posts),
+      ms(medianMs.port),
+      ...(hasNumpy ? [ms(medianMs.numpy as number)] : []),
+      ms(medianMs.cold),
+      ms(medianMs.warm),
+      times(ratios.total),
+      times(ratios.algorithm),
+      times(ratios.language),
+      `${r.agreement.agrees ? '✓' : '✗'} worst ${r.agreement.worst.z.toFixed(1)} SE`,
+    ]);
+  }
+  console.log(table.toString());
+  console.log(
+    "total = posts' Python ÷ reins warm = algorithm (posts' Python ÷ same-algorithm Python) × language " +
+      '(same-algorithm Python ÷ reins warm).',
+  );
+  for (const r of results.filter((result) => !result.agreement.agrees)) {
+    for (const c of r.agreement.comparisons.filter((comparison) => !(comparison.z <= TOLERANCE_SE)))
+      console.log(
+        `  ✗ ${r.model} ${c.quantity}: ${c.a} − ${c.b} = ${c.difference.toPrecision(3)} (${c.z.toFixed(1)} SE)`,
+      );
+  }
+  console.log(
+    `\nPort check (reins_algorithms.py drawing reins's mulberry32 stream, seed 1, ${PORT_TRIALS} trials): ` +
+      portCheck
+        .map((p) => `${p.model} ${p.agrees ? '✓' : '✗'} ${p.largestRelativeDifference.toExponential(0)}`)
+        .join(', '),
+  );
+
+  const exactTable = new Table({
+    head: [
+      'exact computation',
+      'median call',
+      'first call',
+      `worst of ${EXACT_CALLS} (median)`,
+      `worst of ${EXACT_CALLS} (max)`,
+      'worst CPU (max)',
+      'goal',
+    ],
+    style: { head: [], border: [], compact: true },
+  });
+  for (const e of exact) {
+    exactTable.push([
+      e.label,
+      `${(e.medianMs * 1000).toFixed(1)} µs`,
+      `${e.firstMs.toFixed(2)} ms`,
+      `${e.worstMedianMs.toFixed(2)} ms`,
+      `${e.worstMs.toFixed(2)} ms`,
+      `${e.worstCpuMs.toFixed(2)} ms`,
+      e.meetsGoal ? `≤ ${EXACT_GOAL_MS} ms ✓` : `✗ over ${EXACT_GOAL_MS} ms`,
+    ]);
+  }
+  console.log(
+    `\nExact computations: ${EXACT_CALLS} calls in a fresh process, the first included, ${rounds} processes each`,
+  );
+  console.log(exactTable.toString());
 }
-console.log(`\n${exactTable.toString()}`);

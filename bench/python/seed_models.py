@@ -1,8 +1,8 @@
 """The seed posts' Monte Carlo models as a reader would run them: plain Python, random module.
 
 Written for reins' benchmark from each post's description (not copied). Each function runs the
-post's trial count; main() times each with time.perf_counter (interpreter start-up excluded)
-and prints one JSON object: {name: {"seconds": s, "value": ...}}.
+post's trial count; main() times each with time.perf_counter and time.process_time (interpreter
+start-up excluded) and prints one JSON object: {name: {"seconds": s, "cpuSeconds": s, "value": ...}}.
 """
 import json
 import math
@@ -135,9 +135,9 @@ def main():
     random.seed(1)
     out = {}
     for name in names:
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         value = MODELS[name]()
-        out[name] = {"seconds": time.perf_counter() - started, "value": value}
+        out[name] = {"seconds": time.perf_counter() - started, "cpuSeconds": time.process_time() - started_cpu, "value": value}
     print(json.dumps(out))
 
 
