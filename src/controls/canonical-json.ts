@@ -9,10 +9,48 @@
  * canonicalJson({ b: 1, a: { d: [1, 2], c: 'x' } }); // '{"a":{"c":"x","d":[1,2]},"b":1}'
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, new Set());
+  return write(value, []);
 }
 
-function write(value: unknown, ancestors: Set<object>): string {
+/**
+ * The objects being written, outermost first, to refuse a cycle. A list, not a set: inputs are
+ * shallow, and a list costs no hashing; past `deepAncestors` levels a set takes over so a deep
+ * value stays linear.
+ */
+type Ancestors = object[] & { set?: Set<object> };
+const deepAncestors = 32;
+
+function enter(ancestors: Ancestors, object: object): void {
+  if (ancestors.set) {
+    if (ancestors.set.has(object)) throw new TypeError('canonicalJson: value contains a cycle');
+    ancestors.set.add(object);
+  } else if (ancestors.includes(object)) throw new TypeError('canonicalJson: value contains a cycle');
+  ancestors.push(object);
+  if (!ancestors.set && ancestors.length > deepAncestors) ancestors.set = new Set(ancestors);
+}
+
+function leave(ancestors: Ancestors): void {
+  const object = ancestors.pop() as object;
+  ancestors.set?.delete(object);
+}
+
+/** Keys in code-unit order; short lists by insertion sort, which allocates nothing. */
+function sortedKeys(record: object): string[] {
+  const keys = Object.keys(record);
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > key) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
+}
+
+function write(value: unknown, ancestors: Ancestors): string {
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value);
@@ -29,10 +67,12 @@ function write(value: unknown, ancestors: Set<object>): string {
   }
   if (value === null) return 'null';
   const object = value as object;
-  if (ancestors.has(object)) throw new TypeError('canonicalJson: value contains a cycle');
+  enter(ancestors, object);
   const toJson = (object as { toJSON?: unknown }).toJSON;
-  if (typeof toJson === 'function') return write(toJson.call(object), ancestors);
-  ancestors.add(object);
+  if (typeof toJson === 'function') {
+    leave(ancestors);
+    return write(toJson.call(object), ancestors);
+  }
   let out: string;
   if (Array.isArray(object)) {
     out = '[';
@@ -47,7 +87,7 @@ function write(value: unknown, ancestors: Set<object>): string {
     out += ']';
   } else {
     const record = object as Record<string, unknown>;
-    const keys = Object.keys(record).sort();
+    const keys = sortedKeys(record);
     out = '{';
     let first = true;
     for (const key of keys) {
@@ -59,6 +99,6 @@ function write(value: unknown, ancestors: Set<object>): string {
     }
     out += '}';
   }
-  ancestors.delete(object);
+  leave(ancestors);
   return out;
 }

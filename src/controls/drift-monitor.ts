@@ -44,7 +44,15 @@ export function actionFingerprintOfCanonical(tool: string, canonical: string): s
   let out = '';
   let copied = 0;
   for (let at = canonical.indexOf('"'); at >= 0; ) {
-    let end = at + 1;
+    // A string of characters normalizing leaves alone (no capitals, whitespace, quotes, escapes or
+    // non-ASCII) is skipped in one native scan, without parsing and printing it again.
+    alreadyNormal.lastIndex = at + 1;
+    alreadyNormal.test(canonical);
+    let end = alreadyNormal.lastIndex;
+    if (canonical.charCodeAt(end) === 34) {
+      at = canonical.indexOf('"', end + 1);
+      continue;
+    }
     while (canonical.charCodeAt(end) !== 34) end += canonical.charCodeAt(end) === 92 ? 2 : 1;
     // A string followed by ':' is a key; keys are kept as they are.
     if (canonical.charCodeAt(end + 1) !== 58) {
@@ -56,6 +64,9 @@ export function actionFingerprintOfCanonical(tool: string, canonical: string): s
   }
   return `${tool}:${out}${canonical.slice(copied)}`;
 }
+
+/** A run of characters `normalize` keeps as they are (sticky: it scans from `lastIndex`). */
+const alreadyNormal = /[^"\\A-Z\s'`\u0080-\uffff]*/y;
 
 function normalize(value: unknown): unknown {
   if (typeof value === 'string') {

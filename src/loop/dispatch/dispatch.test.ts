@@ -994,9 +994,28 @@ it('no timer and no abort listener per call: one deadline and one abort callback
   for (const plan of plans) {
     const fake = fakeRuntime();
     expect((await execute(plan, fake.runtime)).status).toBe('ok');
+    // get_order returns a plain value: settled before anything could time it out, nothing registered.
+    expect(fake.counts).toEqual({ deadline: 0, offDeadline: 0, onAbort: 0, offAbort: 0 });
+  }
+  const slow = defineTool({
+    name: 'slow_order',
+    description: 'Look up an order, asynchronously.',
+    effect: 'read',
+    input: z.object({ orderId: z.string().min(1) }),
+    execute: async ({ orderId }) => ({ orderId, status: 'shipped' }),
+  });
+  const asyncDispatch = dispatcherFor([slow]);
+  for (let i = 0; i < 5; i++) {
+    const plan = await asyncDispatch.plan(request('slow_order', { orderId: String(i) }), recorder().emit);
+    setTimeoutSpy.mockClear();
+    addListener.mockClear();
+    const fake = fakeRuntime();
+    expect((await execute(plan, fake.runtime)).status).toBe('ok');
     expect(fake.counts).toEqual({ deadline: 1, offDeadline: 1, onAbort: 1, offAbort: 1 });
     expect(fake.deadlines.size).toBe(0);
     expect(fake.listeners.size).toBe(0);
+    expect(setTimeoutSpy).not.toHaveBeenCalled();
+    expect(addListener).not.toHaveBeenCalled();
   }
   expect(setTimeoutSpy).not.toHaveBeenCalled();
   expect(addListener).not.toHaveBeenCalled();

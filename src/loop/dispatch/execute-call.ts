@@ -8,8 +8,8 @@ import { isToolError } from '../../tools/tool-error.js';
 import type { CallRuntime, CallSettlement, Emit } from '../call-plan.js';
 import type { LiveDispatcherOptions } from '../dispatch.js';
 import { blockProblem } from '../run-state.js';
-import { CallWatch, ToolSignal } from './call-watch.js';
-import { checkOutput } from './check-output.js';
+import { CallWatch } from './call-watch.js';
+import { checkOutput, type OutputCheck } from './check-output.js';
 import { base, errorContent, stoppedSettlement } from './settlement.js';
 import { sizedSettlement } from './size-result.js';
 
@@ -27,25 +27,30 @@ export interface CallJob {
 
 /**
  * Stage 8: runs the tool under its timeout and the batch's abort, both registered on the batch's
- * runtime, then the output checks (stage 9) and sizing (stage 10). Never rejects.
+ * runtime, then the output checks (stage 9) and sizing (stage 10). Never rejects. A tool that
+ * returns a plain value (not a promise) is settled at once, with nothing registered.
  */
 export async function executeCall(job: CallJob, runtime: CallRuntime): Promise<CallSettlement> {
-  const { tool, options, call } = job;
+  const { tool, options } = job;
   const timeoutMs = tool.timeoutMs ?? options.toolTimeoutMs;
   if (runtime.aborted) return stoppedSettlement(tool.name, 'aborted', timeoutMs);
   const startedAt = runtime.now();
-  const own = new ToolSignal(runtime);
-  const context: ToolContext = {
-    get signal() {
-      return own.signal;
-    },
-    actor: options.actor,
-    runId: options.runId,
-    step: job.step,
-    callId: call.id,
-  };
-  const execution = Promise.resolve().then(() => tool.execute(job.input, context));
-  const watch = new CallWatch(runtime, timeoutMs, () => own.abort({ type: 'timeout', ms: timeoutMs }));
+  const watch = new CallWatch(runtime, timeoutMs);
+  const context = toolContext(job, watch);
+  let returned: unknown;
+  try {
+    returned = tool.execute(job.input, context);
+  } catch (thrown) {
+    watch.release(undefined);
+    return thrownSettlement(tool, thrown);
+  }
+  if (!isThenable(returned)) {
+    // Settled already: nothing to time out; a signal the tool made has nothing left to reach.
+    watch.release(undefined);
+    return settleValue(job, watch, returned, timeoutMs);
+  }
+  const execution = Promise.resolve(returned);
+  watch.start();
   try {
     const outcome = await watch.run(execution);
     if (outcome.kind === 'stopped') {
@@ -53,17 +58,55 @@ export async function executeCall(job: CallJob, runtime: CallRuntime): Promise<C
       return stoppedSettlement(tool.name, outcome.cause, timeoutMs);
     }
     if (outcome.kind === 'thrown') return thrownSettlement(tool, outcome.thrown);
-    const { value, attachments } = splitAttachments(outcome.value);
-    const checked = checkOutput(tool, value, job.signal);
-    const rejected = checked instanceof Promise ? await watch.check(checked) : checked;
+    const settled = settleValue(job, watch, outcome.value, timeoutMs);
+    return settled instanceof Promise ? await settled : settled;
+  } finally {
+    watch.dispose();
+    watch.release(execution);
+  }
+}
+
+/** What the tool is handed besides its input; its `signal` is made only if it reads it. */
+function toolContext(job: CallJob, watch: CallWatch): ToolContext {
+  return {
+    get signal() {
+      return watch.signal;
+    },
+    actor: job.options.actor,
+    runId: job.options.runId,
+    step: job.step,
+    callId: job.call.id,
+  };
+}
+
+/** Stages 9 and 10 on the value the tool returned: output checks, then the result as the model sees it. */
+function settleValue(
+  job: CallJob,
+  watch: CallWatch,
+  returned: unknown,
+  timeoutMs: number,
+): CallSettlement | Promise<CallSettlement> {
+  const { tool, options } = job;
+  const { value, attachments } = splitAttachments(returned);
+  const checked = checkOutput(tool, value, job.signal);
+  const finish = (rejected: OutputCheck | 'stopped'): CallSettlement => {
     if (rejected === 'stopped') return stoppedSettlement(tool.name, 'aborted', timeoutMs);
     const settlement = rejected ?? echoesDropped(sizedSettlement(tool, value, options), job.call, job.input);
     return attachments === undefined || settlement.isError
       ? settlement
       : attach(tool, settlement, attachments);
-  } finally {
-    watch.dispose();
-    own.release(execution);
+  };
+  if (!(checked instanceof Promise)) return finish(checked);
+  return watch.check(checked).then(finish);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  if (value instanceof Promise) return true;
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  try {
+    return typeof (value as { then?: unknown }).then === 'function';
+  } catch {
+    return false;
   }
 }
 
