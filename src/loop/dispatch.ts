@@ -35,20 +35,29 @@ export interface LiveDispatcherOptions {
 
 /** The default authorizer: the actor must hold every scope the tool declares. */
 export const scopeAuthorizer: Authorizer = ({ tool, actor }) => {
-  if (tool.scopes.length === 0) return { allow: true };
+  if (tool.scopes.length === 0) return allowed;
   if (!actor)
     return {
       allow: false,
       reason: `${tool.name} needs scopes [${tool.scopes.join(', ')}] and the run has no actor`,
     };
-  const held = new Set(actor.scopes ?? []);
-  const missing = tool.scopes.filter((scope) => !held.has(scope));
-  if (missing.length === 0) return { allow: true };
+  const held = actor.scopes ?? [];
+  // Read each call, never cached: scopes revoked mid-run count at once. A long list gets a set.
+  const set = held.length > 16 ? new Set(held) : undefined;
+  let missing: string[] | undefined;
+  for (const scope of tool.scopes)
+    if (!(set ? set.has(scope) : held.includes(scope))) {
+      missing ??= [];
+      missing.push(scope);
+    }
+  if (missing === undefined) return allowed;
   return {
     allow: false,
     reason: `actor ${actor.id} lacks scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
   };
 };
+
+const allowed = Object.freeze({ allow: true as const });
 
 /**
  * Validates, authorizes, checks autonomy and taint, then executes calls against real tools: the
@@ -70,6 +79,7 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
     const authorization = { tool, input, actor: options.actor, callId: call.id, step };
     return andThen(authorizeCall(options.authorize, authorization, signal, emit), (denied) => {
       if (denied) return denied;
+      if (tool.hasPreconditions === false) return gated(tool, input, request, emit);
       const context: ToolContext = {
         signal,
         actor: options.actor,

@@ -81,10 +81,15 @@ export interface Tool<Input = unknown, Output = unknown> {
   validate(input: unknown): InputValidation<Input> | Promise<InputValidation<Input>>;
   /** Semantic checks after the schema passed and before any side effect. */
   preconditions(input: Input, context: ToolContext): Precondition[] | Promise<Precondition[]>;
+  /** False when `preconditions` never finds a problem (the dispatcher then skips it); unset means it may. */
+  readonly hasPreconditions?: boolean;
   /** Problems with a result: schema issues and broken invariants. Empty when it may reach the model. */
   checkOutput(output: unknown): string[] | Promise<string[]>;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
+
+/** The answer of an output check with nothing to check: shared, frozen (a push throws). */
+const noProblems = Object.freeze([]) as unknown as string[];
 
 /** Anything a list of tools may hold, whatever its input type. */
 // biome-ignore lint/suspicious/noExplicitAny: a heterogeneous tool list needs an open input type
@@ -252,10 +257,11 @@ export function defineTool<S extends StandardSchema, Output>(
     preconditions(input, context) {
       return spec.preconditions ? spec.preconditions(input, context) : [];
     },
+    hasPreconditions: spec.preconditions !== undefined,
     // Synchronous when there is nothing to check: this runs on every call.
     checkOutput:
       outputSchema === undefined && spec.invariants === undefined
-        ? () => []
+        ? () => noProblems
         : async (output) => {
             if (outputSchema) {
               const result = await outputSchema.validate(output);

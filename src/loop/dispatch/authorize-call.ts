@@ -44,10 +44,12 @@ function failedReason(message: string): string {
   return `authorization failed (${message}); denied by default`;
 }
 
+const allowed: AuthorizationVerdict = Object.freeze({ allow: true as const });
+
 /** Only an explicit `{ allow: true }` lets the call through. */
 function verdictOf(verdict: AuthorizationVerdict | undefined): AuthorizationVerdict {
   try {
-    if (verdict && verdict.allow === true) return { allow: true };
+    if (verdict && verdict.allow === true) return allowed;
     const reason =
       verdict && verdict.allow === false && typeof verdict.reason === 'string'
         ? verdict.reason

@@ -2,6 +2,8 @@ import type { Clock } from '../../time/clock.js';
 import type { CallRuntime } from '../call-plan.js';
 import type { RunDeadlines } from './run-deadlines.js';
 
+const noop = (): void => {};
+
 /**
  * What one batch's calls share: a signal made only if a tool reads it, the run's one deadline
  * timer, and one list of abort listeners. Most batches make no `AbortController` and no timer.
@@ -11,7 +13,8 @@ export class BatchRuntime implements CallRuntime {
   #controller: AbortController | undefined;
   #reason: unknown;
   #aborted = false;
-  readonly #listeners = new Set<() => void>();
+  /** Made on the first registration: a batch of synchronous tools registers none. */
+  #listeners: Set<() => void> | undefined;
   readonly #deadlines: RunDeadlines;
 
   constructor(clock: Clock, run: AbortSignal, deadlines: RunDeadlines) {
@@ -46,13 +49,19 @@ export class BatchRuntime implements CallRuntime {
     this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
-    for (const listener of [...this.#listeners]) listener();
-    this.#listeners.clear();
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners) for (const listener of [...listeners]) listener();
   }
 
   onAbort(listener: () => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    if (this.#aborted) return noop;
+    this.#listeners ??= new Set();
+    const listeners = this.#listeners;
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+    };
   }
 
   deadline(ms: number, onTimeout: () => void): () => void {
@@ -61,6 +70,6 @@ export class BatchRuntime implements CallRuntime {
 
   /** The batch is over: its abort listeners are dropped (deadlines are unregistered by their calls). */
   dispose(): void {
-    this.#listeners.clear();
+    this.#listeners = undefined;
   }
 }

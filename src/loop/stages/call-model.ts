@@ -115,13 +115,13 @@ function answerOf(state: LoopState, model: Model, request: ModelRequest): Promis
 }
 
 /** Usage, bill, spend and the transcript after a well-formed response. */
-async function account(
+function account(
   state: LoopState,
   step: number,
   prepared: PreparedCall,
   response: ModelResponse,
   startedAt: number,
-): Promise<ModelTurn> {
+): ModelTurn | Promise<ModelTurn> {
   const { setup } = state;
   const assistant: AssistantMessage = { role: 'assistant', content: response.content };
   let reported: Usage | undefined;
@@ -148,29 +148,85 @@ async function account(
   const extra: AdditionalCost = additionalCost(state, response.additionalUsage);
   const callCost = (price ? costUsdOf(callUsage, price.price) : 0) + extra.costUsd;
   state.costUsd += callCost;
-  const spend = setup.accountSpend;
-  const unpriced =
-    price === undefined || extra.unpriced !== undefined ? await unpricedSpend(state) : undefined;
-  if (spend && callCost > 0) {
+  const bill: Bill = { assistant, reported, callUsage, prefillTokens, callCost, reportedModel };
+  // An unpriced call matters only under a spend budget (without one, costs are figures, not limits).
+  const unpricedCall =
+    (price === undefined || extra.unpriced !== undefined) &&
+    (setup.limits.maxSpendUsd !== null || setup.accountSpend !== undefined);
+  if (unpricedCall || (setup.accountSpend && callCost > 0)) {
+    // Named as the call was made (as the before-call check names it), else as the provider reported.
+    const unpricedModel =
+      price !== undefined && extra.unpriced !== undefined
+        ? extra.unpriced
+        : prepared.model.name.trim()
+          ? prepared.model.name
+          : (reportedModel ?? '');
+    return accountSpend(state, step, response, startedAt, bill, unpricedCall ? unpricedModel : undefined);
+  }
+  const { turn, written } = recordTurn(state, step, response, startedAt, bill);
+  return written ? written.then(() => turn) : turn;
+}
+
+/** What one call cost, for the transcript and the `model-response` event. */
+interface Bill {
+  assistant: AssistantMessage;
+  reported: Usage | undefined;
+  callUsage: Usage;
+  prefillTokens: number;
+  callCost: number;
+  reportedModel: string | undefined;
+}
+
+/**
+ * The account's shared ceiling and an unpriced call under a spend budget: the limiter is the
+ * user's (maybe asynchronous), and an unpriced call ends the run once it is recorded.
+ */
+async function accountSpend(
+  state: LoopState,
+  step: number,
+  response: ModelResponse,
+  startedAt: number,
+  bill: Bill,
+  unpricedModel: string | undefined,
+): Promise<ModelTurn> {
+  const spend = state.setup.accountSpend;
+  const unpriced = unpricedModel !== undefined ? await unpricedSpend(state) : undefined;
+  if (spend && bill.callCost > 0) {
     const added = await guard(
       'limiter',
-      () => spend.limiter.add(spend.accountId, callCost),
+      () => spend.limiter.add(spend.accountId, bill.callCost),
       state.run.signal,
     );
     if (!added.ok) throw LoopStop.from(added, 'during-call');
   }
+  const { turn, written } = recordTurn(state, step, response, startedAt, bill);
+  if (written) await written;
+  if (unpriced) throw new LoopStop({ ...unpriced, unpriced: unpricedModel as string }, 'during-call');
+  return turn;
+}
+
+/** The answer joins the transcript and the trace. */
+function recordTurn(
+  state: LoopState,
+  step: number,
+  response: ModelResponse,
+  startedAt: number,
+  bill: Bill,
+): { turn: ModelTurn; written: Promise<void> | undefined } {
+  const { reported, callUsage, prefillTokens } = bill;
   // The provider's count of what it just read is the truth; the answer joins the next prefill. A
   // turn with server-side iterations says itself what the next prefill holds.
   const told = reported ? response.contextTokens : undefined;
   state.contextTokens = validCount(told) ? told : prefillTokens + callUsage.outputTokens;
-  state.messages.push(assistant);
+  state.messages.push(bill.assistant);
   // A server-side tool's result (a web page, search hits) is untrusted data, as a client tool's is.
   if (carriesExternalData(response.content)) state.taint.noteResult(true, []);
   const calls = toolCallsOf(response.content);
   const text = textOf(response.content);
+  let written: Promise<void> | undefined;
   if (state.trace.on) {
-    const now = setup.clock.now();
-    const written = state.trace.emit(
+    const now = state.setup.clock.now();
+    written = state.trace.emit(
       {
         type: 'model-response',
         step,
@@ -178,26 +234,15 @@ async function account(
         thought: text,
         usageEstimated: reported === undefined,
         prefillTokens,
-        costUsd: callCost,
+        costUsd: bill.callCost,
         contextTokens: state.contextTokens,
         billedTokens: state.billedTokens,
         durationMs: now - startedAt,
       },
       now,
     );
-    if (written) await written;
   }
-  if (unpriced) {
-    // Named as the call was made (as the before-call check names it), else as the provider reported.
-    const model =
-      price !== undefined && extra.unpriced !== undefined
-        ? extra.unpriced
-        : prepared.model.name.trim()
-          ? prepared.model.name
-          : (reportedModel ?? '');
-    throw new LoopStop({ ...unpriced, unpriced: model }, 'during-call');
-  }
-  return { response, calls, text, prefillTokens };
+  return { turn: { response, calls, text, prefillTokens }, written };
 }
 
 /**

@@ -24,7 +24,8 @@ function record(
   settlements: CallSettlement[],
   thought: string,
 ): void {
-  settlements.forEach((settlement, index) => {
+  for (let index = 0; index < settlements.length; index++) {
+    const settlement = settlements[index] as CallSettlement;
     const call = calls[index] as ToolUseBlock;
     const stats = statsOf(state, call.name);
     stats.calls++;
@@ -59,7 +60,7 @@ function record(
         reason: thought,
       });
     }
-  });
+  }
 }
 
 /**
@@ -76,20 +77,19 @@ export async function observe(
 ): Promise<Outcome | undefined> {
   const { setup, trace } = state;
   record(state, step, calls, settlements, thought);
-  const results: UserMessage = {
-    role: 'user',
-    content: calls.map((call, index) => {
-      const settlement = settlements[index] as CallSettlement;
-      const block: ToolResultBlock = {
-        type: 'tool_result',
-        toolUseId: call.id,
-        content: settlement.content,
-        isError: settlement.isError,
-      };
-      if (settlement.attachments) block.attachments = settlement.attachments;
-      return block;
-    }),
-  };
+  const content: ToolResultBlock[] = [];
+  for (let index = 0; index < calls.length; index++) {
+    const settlement = settlements[index] as CallSettlement;
+    const block: ToolResultBlock = {
+      type: 'tool_result',
+      toolUseId: (calls[index] as ToolUseBlock).id,
+      content: settlement.content,
+      isError: settlement.isError,
+    };
+    if (settlement.attachments) block.attachments = settlement.attachments;
+    content.push(block);
+  }
+  const results: UserMessage = { role: 'user', content };
   state.messages.push(results);
   state.contextTokens += setup.counter.message(results);
   for (const settlement of settlements) if (settlement.isError) state.toolErrors++;
@@ -123,7 +123,10 @@ export async function observe(
       state.drift.recordWorldState(worldState);
     }
     verdict = state.drift.check();
-    await trace.emit({ type: 'progress-check', step, worldState, drifting: verdict ?? null });
+    if (trace.on) {
+      const written = trace.emit({ type: 'progress-check', step, worldState, drifting: verdict ?? null });
+      if (written) await written;
+    }
   }
   await endStep(state, step);
   if (verdict)
@@ -142,8 +145,8 @@ export async function observe(
 
 /** The `step-end` event and the step's checkpoint. */
 export async function endStep(state: LoopState, step: number): Promise<void> {
-  if (state.trace.on)
-    await state.trace.emit({
+  if (state.trace.on) {
+    const written = state.trace.emit({
       type: 'step-end',
       step,
       contextTokens: state.contextTokens,
@@ -151,5 +154,7 @@ export async function endStep(state: LoopState, step: number): Promise<void> {
       costUsd: state.costUsd,
       toolErrors: state.toolErrors,
     });
+    if (written) await written;
+  }
   await commitStep(state);
 }

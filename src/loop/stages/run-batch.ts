@@ -1,4 +1,5 @@
-import type { ToolUseBlock } from '../../model/content.js';
+import type { ToolResultBlock, ToolUseBlock } from '../../model/content.js';
+import type { TraceEventBody } from '../../trace/events.js';
 import type { CallPlan, CallSettlement } from '../call-plan.js';
 import type { LoopState } from '../loop-state.js';
 import { LoopStop } from '../loop-stop.js';
@@ -17,63 +18,25 @@ export async function runBatch(
   calls: readonly ToolUseBlock[],
   plans: readonly CallPlan[],
 ): Promise<CallSettlement[]> {
-  const { setup, trace } = state;
-  const { clock, counter } = setup;
-  const runtime = new BatchRuntime(clock, state.run.signal, state.deadlines);
+  const { setup } = state;
+  const runtime = new BatchRuntime(setup.clock, state.run.signal, state.deadlines);
   state.batch = runtime;
-  let fatal: CallSettlement | undefined;
+  const batch: Batch = { state, step, calls, plans, runtime, fatal: undefined };
   let settlements: CallSettlement[];
   try {
-    settlements = await mapConcurrent(plans, setup.limits.toolConcurrency, async (plan, index) => {
-      const call = calls[index] as ToolUseBlock;
-      const startedAt = clock.now();
-      const settlement =
-        plan.kind === 'settled'
-          ? plan.settlement
-          : await (plan as Extract<CallPlan, { kind: 'execute' }>).execute(runtime);
-      if ((settlement.fatal || settlement.failure) && !fatal) {
-        fatal = settlement;
-        runtime.abort({ type: 'fatal_sibling', callId: call.id });
-      }
-      if (trace.on) {
-        const now = clock.now();
-        await trace.emit(
-          {
-            type: 'tool-result',
-            step,
-            callId: call.id,
-            tool: call.name,
-            status: settlement.status,
-            content: settlement.content,
-            isError: settlement.isError,
-            resultTokens: counter.block({
-              type: 'tool_result',
-              toolUseId: call.id,
-              content: settlement.content,
-              isError: settlement.isError,
-              ...(settlement.attachments ? { attachments: settlement.attachments } : {}),
-            }),
-            ...(settlement.attachments ? { attachments: settlement.attachments } : {}),
-            durationMs: now - startedAt,
-            error: settlement.error,
-            ...(settlement.truncation ? { truncation: settlement.truncation } : {}),
-            ...(settlement.failure ? { failure: settlement.failure } : {}),
-            ...(settlement.untrusted ? { untrusted: true } : {}),
-            ...(settlement.trustedValues && settlement.trustedValues.length > 0
-              ? { trustedValues: settlement.trustedValues }
-              : {}),
-          },
-          now,
-        );
-      }
-      return settlement;
-    });
+    // One call, the common batch: no worker closures.
+    settlements =
+      plans.length === 1
+        ? [await settleCall(batch, 0)]
+        : await mapConcurrent(plans, setup.limits.toolConcurrency, (_plan, index) =>
+            settleCall(batch, index),
+          );
   } finally {
     state.batch = undefined;
     runtime.dispose();
   }
   if (state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
-  const failed = fatal as CallSettlement | undefined;
+  const failed = batch.fatal;
   if (failed?.failure) throw new LoopStop({ kind: 'hard_error', ...failed.failure }, 'during-call');
   if (failed)
     throw new LoopStop(
@@ -85,4 +48,63 @@ export async function runBatch(
       'during-call',
     );
   return settlements;
+}
+
+/** One batch being run. */
+interface Batch {
+  state: LoopState;
+  step: number;
+  calls: readonly ToolUseBlock[];
+  plans: readonly CallPlan[];
+  runtime: BatchRuntime;
+  /** The first fatal settlement: it aborted its siblings. */
+  fatal: CallSettlement | undefined;
+}
+
+/** One call of the batch: settled by its plan or executed, then its `tool-result` event. */
+async function settleCall(batch: Batch, index: number): Promise<CallSettlement> {
+  const { state, step, runtime } = batch;
+  const { clock, counter } = state.setup;
+  const trace = state.trace;
+  const call = batch.calls[index] as ToolUseBlock;
+  const plan = batch.plans[index] as CallPlan;
+  const startedAt = clock.now();
+  const settlement =
+    plan.kind === 'settled'
+      ? plan.settlement
+      : await (plan as Extract<CallPlan, { kind: 'execute' }>).execute(runtime);
+  if ((settlement.fatal || settlement.failure) && !batch.fatal) {
+    batch.fatal = settlement;
+    runtime.abort({ type: 'fatal_sibling', callId: call.id });
+  }
+  if (!trace.on) return settlement;
+  const now = clock.now();
+  const block: ToolResultBlock = {
+    type: 'tool_result',
+    toolUseId: call.id,
+    content: settlement.content,
+    isError: settlement.isError,
+  };
+  if (settlement.attachments) block.attachments = settlement.attachments;
+  const event: Extract<TraceEventBody, { type: 'tool-result' }> = {
+    type: 'tool-result',
+    step,
+    callId: call.id,
+    tool: call.name,
+    status: settlement.status,
+    content: settlement.content,
+    isError: settlement.isError,
+    resultTokens: counter.block(block),
+    durationMs: now - startedAt,
+    error: settlement.error,
+  };
+  if (settlement.attachments) event.attachments = settlement.attachments;
+  if (settlement.truncation) event.truncation = settlement.truncation;
+  if (settlement.failure) event.failure = settlement.failure;
+  if (settlement.untrusted) event.untrusted = true;
+  if (settlement.trustedValues && settlement.trustedValues.length > 0)
+    event.trustedValues = settlement.trustedValues;
+  const written = trace.emit(event, now);
+  if (written) await written;
+  return settlement;
 }
