@@ -16,9 +16,13 @@
  * batch runtime: a deadline list and abort listeners, no timer (the batch runner arms one timer per
  * batch; that is not counted here). Imports the source, so no build is needed.
  *
- *   npm run bench:dispatch     (or: npx tsx bench/dispatch-overhead.ts [--calls 50000] [--rounds 7])
+ *   npm run bench:dispatch     (or: npx tsx bench/dispatch-overhead.ts [--calls 50000] [--rounds 5] [--json FILE])
+ *   Each case (and the direct call) is timed in its own child process, cases interleaved across rounds.
  *   node bench/dispatch-icount.mjs [TREE ...]   instructions per call under valgrind (a noisy machine)
  */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { canonicalJson } from '../src/controls/canonical-json.js';
 import { TaintLedger } from '../src/controls/taint-ledger.js';
@@ -27,13 +31,13 @@ import { type Dispatcher, liveDispatcher } from '../src/loop/dispatch.js';
 import { systemClock } from '../src/time/clock.js';
 import { approxTokenEstimator } from '../src/tokens/token-estimator.js';
 import { type AnyTool, defineTool } from '../src/tools/define-tool.js';
-import { median } from './stats.js';
+import { benchMeta, median } from './stats.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) =>
   args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : fallback;
 const calls = flag('calls', 50_000);
-const rounds = flag('rounds', 7);
+const rounds = flag('rounds', 5);
 
 const input = z.object({
   orderId: z.string().min(1),
@@ -89,7 +93,14 @@ const policyTaint = {
       },
     },
   },
-  plan: [{ tool: 'issue_partner_credit', arguments: { orderId: 'O-1001' }, times: 1e12 }],
+  // Under a plan, a reader of private data must be fixed by the plan too (issue 15, second round).
+  plan: [
+    {
+      tool: 'issue_partner_credit',
+      arguments: { orderId: 'O-1001', requestedBy: 'ops@corp.example' },
+      times: 1e12,
+    },
+  ],
 };
 
 function dispatcherFor(tool: AnyTool, withPolicy = false): Dispatcher {
@@ -228,7 +239,10 @@ async function reins({ dispatcher, tool, taint, untrusted }: Case): Promise<numb
     };
     const planned = dispatcher.plan(request, emit);
     const plan = planned instanceof Promise ? await planned : planned;
-    if (plan.kind !== 'execute') throw new Error(`unexpected plan ${plan.kind}`);
+    if (plan.kind !== 'execute')
+      throw new Error(
+        `unexpected plan ${plan.kind} ${JSON.stringify((plan as { request?: unknown }).request)}`,
+      );
     const settlement = await plan.execute(minimalRuntime());
     if (settlement.status !== 'ok') throw new Error(settlement.content);
     if (settlement.untrusted !== untrusted) throw new Error('unexpected trust on the result');
@@ -245,24 +259,63 @@ if (only !== undefined) {
   await reins(entry);
   process.exit(0);
 }
-await direct();
-for (const entry of cases) await reins(entry);
-const directUs: number[] = [];
-const reinsUs = new Map<string, number[]>(cases.map((entry) => [entry.name, []]));
-for (let round = 0; round < rounds; round++) {
-  directUs.push(((await direct()) * 1_000) / calls);
-  for (const entry of cases) reinsUs.get(entry.name)?.push(((await reins(entry)) * 1_000) / calls);
+
+// A child times one case (or the direct call): warm-up, then the median of 3 timed passes.
+const childCase = args.includes('--child') ? args[args.indexOf('--child') + 1] : undefined;
+if (childCase !== undefined) {
+  const entry = cases.find((candidate) => candidate.name === childCase);
+  if (childCase !== 'direct' && !entry) throw new Error(`no case ${childCase}`);
+  const time = () => (entry ? reins(entry) : direct());
+  await time();
+  const passes: number[] = [];
+  for (let i = 0; i < 3; i++) passes.push(((await time()) * 1_000) / calls);
+  process.stdout.write(`${JSON.stringify({ case: childCase, usPerCall: median(passes) })}\n`);
+  process.exit(0);
 }
-const d = median(directUs);
+
+// The parent: one child process per (case, round), cases interleaved and rotated across rounds.
+const names = ['direct', ...cases.map((entry) => entry.name)];
+const samples = new Map<string, number[]>(names.map((name) => [name, []]));
+for (let round = 0; round < rounds; round++) {
+  const order = names.map((_, i) => names[(i + round) % names.length] as string);
+  for (const name of order) {
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', name, '--calls', String(calls)],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const sample = JSON.parse(out.trim().split('\n').at(-1) as string) as { usPerCall: number };
+    samples.get(name)?.push(sample.usPerCall);
+    process.stderr.write(
+      `  round ${round + 1}/${rounds}  ${name.padEnd(8)} ${sample.usPerCall.toFixed(2)} µs/call\n`,
+    );
+  }
+}
+const d = median(samples.get('direct') ?? []);
 console.log(
-  `\nTool dispatch overhead, 10-field schema (median of ${rounds} rounds × ${calls.toLocaleString('en-US')} calls)`,
+  `\nTool dispatch overhead, 10-field schema (median of ${rounds} rounds, one child process per case and round, each the median of 3 passes × ${calls.toLocaleString('en-US')} calls)`,
 );
 console.log(`  direct call                       ${d.toFixed(2).padStart(8)} µs/call`);
+const results: { case: string; usPerCall: number; overheadUs: number; min: number; max: number }[] = [];
 for (const entry of cases) {
-  const r = median(reinsUs.get(entry.name) ?? []);
+  const values = samples.get(entry.name) ?? [];
+  const r = median(values);
+  results.push({
+    case: entry.name,
+    usPerCall: r,
+    overheadUs: r - d,
+    min: Math.min(...values),
+    max: Math.max(...values),
+  });
   const label = `reins validate+dispatch, ${entry.name}`.padEnd(33);
   console.log(`  ${label} ${r.toFixed(2).padStart(8)} µs/call   ${(r / d).toFixed(1)}× direct`);
   console.log(
     `  ${'  overhead'.padEnd(33)} ${(r - d).toFixed(2).padStart(8)} µs/call   goal ≤ 20 µs: ${r - d <= 20 ? 'met' : 'NOT met'}`,
   );
 }
+const jsonFile = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
+if (jsonFile)
+  writeFileSync(
+    jsonFile,
+    `${JSON.stringify({ meta: benchMeta({ rounds, calls }), directUs: d, cases: results }, null, 2)}\n`,
+  );

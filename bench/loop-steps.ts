@@ -11,9 +11,9 @@
  * sink, distinct tool inputs per step so neither the repeat limit nor drift trips.
  *
  *   loop               50 steps, no checkpoint store
- *   memory-checkpoint  MemoryCheckpointStore, 200 / 1,000 / 5,000 steps
+ *   memory-checkpoint  MemoryCheckpointStore, 50 / 200 / 1,000 / 5,000 steps
  *   sqlite-checkpoint  SqliteCheckpointStore on a temp file, 50 / 1,000 / 5,000 steps
- *   no-store           200 / 1,000 / 5,000 steps, no checkpoint store
+ *   no-store           200 / 1,000 / 5,000 / 50,000 steps, no checkpoint store
  *
  * µs/step = time inside runAgent / (runs × (steps + 1) model calls). For `loop` the child also
  * reports V8 heap bytes allocated per step (v8.GCProfiler: Δ used heap + what each GC freed;
@@ -26,7 +26,7 @@
  * into it, build it, and run it there.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,15 +41,15 @@ import {
   type RunResult,
   runAgent,
 } from '../dist/index.js';
-import { median } from './stats.js';
+import { benchMeta, median } from './stats.js';
 
 const configs = ['loop', 'memory-checkpoint', 'sqlite-checkpoint', 'no-store'] as const;
 type Config = (typeof configs)[number];
 const stepsFor: Record<Config, number[]> = {
   loop: [50],
-  'memory-checkpoint': [200, 1_000, 5_000],
+  'memory-checkpoint': [50, 200, 1_000, 5_000],
   'sqlite-checkpoint': [50, 1_000, 5_000],
-  'no-store': [200, 1_000, 5_000],
+  'no-store': [200, 1_000, 5_000, 50_000],
 };
 /** Runs per child: about 10,000 steps' worth, one run from 5,000 steps. */
 const runsFor = (steps: number) => (steps >= 5_000 ? 1 : Math.min(200, Math.floor(10_000 / steps)));
@@ -238,6 +238,8 @@ function runChild(config: Config, steps: number): Promise<Sample> {
 
 async function parent(): Promise<void> {
   const json = args.includes('--json');
+  // `--json FILE` writes the results there and prints the table; a bare `--json` prints the JSON.
+  const jsonFile = option('json');
   const rounds = numberOption('rounds', 5);
   const longRounds = numberOption('long-rounds', rounds);
   const maxSteps = numberOption('max-steps', Number.POSITIVE_INFINITY);
@@ -333,10 +335,16 @@ async function parent(): Promise<void> {
     skipped: skipped.map((cell) => `${cell.config}@${cell.steps}`),
   };
 
-  if (json) {
-    console.log(JSON.stringify({ meta, rows: table, memoryCheckpointOverNoStore: memoryRatio }, null, 2));
+  const results = {
+    meta: { ...meta, ...benchMeta() },
+    rows: table,
+    memoryCheckpointOverNoStore: memoryRatio,
+  };
+  if (json && (jsonFile === undefined || jsonFile.startsWith('--'))) {
+    console.log(JSON.stringify(results, null, 2));
     return;
   }
+  if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nreins loop cost per step (${library}, commit ${commit}, Node ${process.version})`);
   console.log(
     `median over rounds of one fresh child process per cell per round; µs per model call, steps + 1 calls a run, ${toolCount} tools, every control on, memory trace`,

@@ -34,9 +34,10 @@
  */
 
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { seededRandom } from '../src/testing/seeded-random.js';
-import { median } from './stats.js';
+import { benchMeta, median } from './stats.js';
 
 const args = process.argv.slice(2);
 const option = (name: string) => {
@@ -416,6 +417,18 @@ const processes = Number(option('--processes') ?? 3);
  * `processes` children each, round-robin (so a busy spell on a shared machine falls on all of
  * them), and the figure is the median over those children; the cut-down quadratic ones once.
  */
+/** What `--json FILE` writes: every cell printed, as numbers. */
+const collected: {
+  compare: {
+    workload: string;
+    contender: string;
+    ms: number;
+    ratio: number | null;
+    cutBytes: number | null;
+  }[];
+  linearity: { shape: string; bytes: number; ms: number; nsPerByte: number; jsonParseMs: number }[];
+} = { compare: [], linearity: [] };
+
 function compare(): void {
   const row = (label: string, ms: number, ratio?: number) =>
     console.log(
@@ -438,12 +451,26 @@ function compare(): void {
     };
     const native = medianOf('JSON.parse');
     row(`JSON.parse (the final text, once)`, native.ms);
+    collected.compare.push({
+      workload: workload.name,
+      contender: 'JSON.parse',
+      ms: native.ms,
+      ratio: 1,
+      cutBytes: null,
+    });
     for (const contender of contenders) {
       const result = samples.has(contender.name) ? medianOf(contender.name) : cell(contender.name);
       const cut = result.bytes < native.bytes;
       const baseline = cut ? (native.ms * result.bytes) / native.bytes : native.ms;
       const label = cut ? `${contender.name} (${Math.round(result.bytes / 1024)} KB cut)` : contender.name;
       row(label, result.ms, result.ms / baseline);
+      collected.compare.push({
+        workload: workload.name,
+        contender: contender.name,
+        ms: result.ms,
+        ratio: result.ms / baseline,
+        cutBytes: cut ? result.bytes : null,
+      });
     }
   }
 }
@@ -473,6 +500,7 @@ function linearity(): void {
       const native = median(nativeMs);
       const nsPerByte = (ms * 1e6) / size;
       perByte.push(nsPerByte);
+      collected.linearity.push({ shape, bytes: size, ms, nsPerByte, jsonParseMs: native });
       const label = bytes >= 1 << 20 ? `${bytes >> 20}M` : `${bytes >> 10}K`;
       console.log(
         `  ${shape.padEnd(8)} ${label.padStart(6)} ${ms.toFixed(1).padStart(9)} ${nsPerByte.toFixed(1).padStart(8)} ${native.toFixed(2).padStart(14)} ${(ms / native).toFixed(1).padStart(12)}×`,
@@ -488,4 +516,10 @@ if (args.includes('--child')) await child();
 else {
   if (only !== 'linearity') compare();
   if (only !== 'compare') linearity();
+  const jsonFile = option('--json');
+  if (jsonFile)
+    writeFileSync(
+      jsonFile,
+      `${JSON.stringify({ meta: benchMeta({ rounds, processes, wall, full }), ...collected }, null, 2)}\n`,
+    );
 }

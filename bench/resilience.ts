@@ -3,17 +3,20 @@
  * call that succeeds first time (against the bare call and cockatiel's retry policy), and the
  * Redis-shared budget's aggregate decisions per second from 12 processes with zero over-grant.
  *
- *   npm run bench:resilience
+ *   npm run bench:resilience   (--json FILE writes the figures)
  */
 import { fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { retry as cockatielRetry, ExponentialBackoff, handleAll } from 'cockatiel';
 import { Redis } from 'ioredis';
 import { RedisRetryBudget } from '../dist/redis/index.js';
 import { budgetViolations, retry, TokenBucketRetryBudget } from '../dist/resilience/index.js';
-import { median } from './stats.js';
+import { benchMeta, median } from './stats.js';
 
 const rounds = 5;
+/** What `--json FILE` writes. */
+const collected: Record<string, number> = {};
 
 // 1. In-process budget decisions.
 {
@@ -29,6 +32,7 @@ const rounds = 5;
     samples.push(decisions / ((performance.now() - started) / 1_000));
   }
   const rate = median(samples);
+  collected['budgetDecisionsPerSecond'] = rate;
   console.log(
     `\nin-process budget decisions: ${(rate / 1e6).toFixed(1)} M/s (median of ${rounds}; goal ≥ 5 M/s: ${rate >= 5e6 ? 'met' : 'NOT met'})`,
   );
@@ -60,6 +64,9 @@ const rounds = 5;
   console.log(
     `\nretry() around a first-try success (median of ${rounds} × ${calls.toLocaleString('en-US')} calls)`,
   );
+  collected['retryOverheadUs'] = r - b;
+  collected['retryWithBudgetOverheadUs'] = median(reinsBudget) - b;
+  collected['cockatielOverheadUs'] = median(cockatiel) - b;
   console.log(`  bare call                 ${b.toFixed(3)} µs`);
   console.log(
     `  reins retry()             ${r.toFixed(3)} µs  overhead ${(r - b).toFixed(3)} µs (goal ≤ 2 µs: ${r - b <= 2 ? 'met' : 'NOT met'})`,
@@ -98,6 +105,15 @@ const rounds = 5;
   console.log(
     `\nRedis-shared budget, ${processes} processes: ${Math.round(decisions / (perProcessMs / 1_000)).toLocaleString('en-US')} decisions/s aggregate over ${(perProcessMs / 1_000).toFixed(0)} s, all running together (${elapsed.toFixed(1)} s wall); granted ${stats.granted}, successes ${stats.successes}, over-grant ${violations} (goal ≥ 20,000/s with 0 over-grant: ${decisions / (perProcessMs / 1_000) >= 20_000 && violations === 0 ? 'met' : 'NOT met'})`,
   );
+  collected['redisDecisionsPerSecond'] = decisions / (perProcessMs / 1_000);
+  collected['redisOverGrant'] = violations;
   await redis.del(key);
   redis.disconnect();
 }
+
+const jsonIndex = process.argv.indexOf('--json');
+if (jsonIndex >= 0 && process.argv[jsonIndex + 1])
+  writeFileSync(
+    process.argv[jsonIndex + 1] as string,
+    `${JSON.stringify({ meta: benchMeta({ rounds }), ...collected }, null, 2)}\n`,
+  );

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 /** Small helpers shared by the benchmarks: medians, and a table of ratios. */
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -20,4 +22,39 @@ export function printTable(
       `  ${row.name.padEnd(width)}  ${row.value.toFixed(2).padStart(10)} ${row.unit}   ${(row.value / base).toFixed(2)}× ${baseline}`,
     );
   }
+}
+
+/** The value after `--name` on the command line, if any. */
+export function option(name: string, args: readonly string[] = process.argv.slice(2)): string | undefined {
+  const index = args.indexOf(`--${name}`);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
+/** `10,50,200` → [10, 50, 200]; undefined stays undefined; anything else is an error. */
+export function numberList(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value.split(',').map(Number);
+  if (list.some((n) => !Number.isFinite(n) || n <= 0))
+    throw new Error(`not a list of positive numbers: ${value}`);
+  return list;
+}
+
+/** Where and on what a figure was measured, for the results file. */
+export function benchMeta(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: 'pipe',
+    }).trim();
+  } catch {}
+  return {
+    commit,
+    node: process.version,
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    loadAverage: loadavg().map((value) => Number(value.toFixed(2))),
+    measuredAt: new Date().toISOString(),
+    ...extra,
+  };
 }

@@ -1,0 +1,531 @@
+/**
+ * The benchmarks' summary and `docs/benchmarks.md`, generated from `bench/results/*.json` (what
+ * `npm run bench` wrote). Prints one table: each figure the issues set a bar for, the measured
+ * value, the bar, met or not. The page is `bench/benchmarks.template.md` with every
+ * `<!-- table:NAME -->` line replaced by a table built here from the results, so no figure in it is
+ * copied by hand. A missing results file is reported as missing, never filled in.
+ *
+ *   npm run bench:report        (or: npx tsx bench/report.ts [--check])
+ *   --check: exit non-zero if docs/benchmarks.md differs from what the results make (CI-friendly)
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const page = join(here, '..', 'docs', 'benchmarks.md');
+const template = join(here, 'benchmarks.template.md');
+
+// biome-ignore lint/suspicious/noExplicitAny: results files are JSON read back; each reader checks what it uses
+type Json = any;
+function load(name: string): Json | undefined {
+  const file = join(here, 'results', `${name}.json`);
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+const results = {
+  loop: load('loop'),
+  steps: load('steps'),
+  dispatch: load('dispatch'),
+  heap: load('heap'),
+  sim: load('sim'),
+  partialJson: load('partial-json'),
+  resilience: load('resilience'),
+  injection: load('injection'),
+};
+
+const fixed = (value: number | undefined, digits = 1) =>
+  value === undefined || !Number.isFinite(value)
+    ? '—'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const percent = (value: number | undefined) => (value === undefined ? '—' : `${(value * 100).toFixed(1)} %`);
+const kib = (bytes: number | undefined) => (bytes === undefined ? '—' : `${fixed(bytes / 1024)} KiB`);
+const ratio = (value: number | undefined, digits = 2) =>
+  value === undefined ? '—' : `${fixed(value, digits)}×`;
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+// ------------------------------------------------------------------------------------- figures
+const loopRow = (contender: string, steps: number) =>
+  results.loop?.rows.find((row: Json) => row.contender === contender && row.steps === steps);
+const stepsRow = (config: string, steps: number) =>
+  results.steps?.rows.find((row: Json) => row.config === config && row.steps === steps);
+const dispatchCase = (name: string) => results.dispatch?.cases.find((entry: Json) => entry.case === name);
+
+interface Bar {
+  figure: string;
+  measured: number | undefined;
+  shown: string;
+  bar: string;
+  met: boolean | undefined;
+  source: string;
+}
+const bar = (
+  figure: string,
+  measured: number | undefined,
+  shown: string,
+  barText: string,
+  test: (value: number) => boolean,
+  source: string,
+): Bar => ({
+  figure,
+  measured,
+  shown,
+  bar: barText,
+  met: measured === undefined || !Number.isFinite(measured) ? undefined : test(measured),
+  source,
+});
+
+function bars(): Bar[] {
+  const loop50 = stepsRow('loop', 50);
+  const noStore50k = stepsRow('no-store', 50_000);
+  const noStore5k = stepsRow('no-store', 5_000);
+  const memory5k = stepsRow('memory-checkpoint', 5_000);
+  const sqlite50 = stepsRow('sqlite-checkpoint', 50);
+  const sqlite5k = stepsRow('sqlite-checkpoint', 5_000);
+  const tainted = dispatchCase('tainted');
+  const exactWorst = results.sim
+    ? Math.max(...results.sim.exact.computations.map((entry: Json) => entry.worstMs))
+    : undefined;
+  const peers = [10, 50, 200, 1_000].map((steps) => {
+    const reins = loopRow('reins', steps)?.usPerStep;
+    const fastest = Math.min(
+      ...['vercel', 'openai'].map((name) => loopRow(name, steps)?.usPerStep ?? Number.POSITIVE_INFINITY),
+    );
+    return reins === undefined || !Number.isFinite(fastest) ? undefined : reins / fastest;
+  });
+  const worstPeerRatio = peers.every((value) => value !== undefined)
+    ? Math.max(...(peers as number[]))
+    : undefined;
+  const string1m = results.partialJson?.compare.find(
+    (entry: Json) =>
+      entry.workload.startsWith('one 1 MB string') && entry.contender.startsWith('reins, push +'),
+  );
+  return [
+    bar(
+      'loop, every control + memory trace, 50 steps, alone in its process',
+      loop50?.usPerStep,
+      `${fixed(loop50?.usPerStep)} µs/step`,
+      '≤ 25 µs/step',
+      (v) => v <= 25,
+      'steps',
+    ),
+    bar(
+      'heap allocated per step, same run',
+      loop50?.allocBytesPerStep,
+      kib(loop50?.allocBytesPerStep),
+      '≤ 15 KB (14.6 KiB)',
+      (v) => v <= 15_000,
+      'steps',
+    ),
+    bar(
+      'per-step cost, 50,000 steps ÷ 50 steps, no store',
+      noStore50k && loop50 ? noStore50k.usPerStep / loop50.usPerStep : undefined,
+      ratio(noStore50k && loop50 ? noStore50k.usPerStep / loop50.usPerStep : undefined),
+      'flat (≤ 1.3×)',
+      (v) => v <= 1.3,
+      'steps',
+    ),
+    bar(
+      'memory checkpoint store, 5,000 steps ÷ no store',
+      memory5k && noStore5k ? memory5k.usPerStep / noStore5k.usPerStep : undefined,
+      ratio(memory5k && noStore5k ? memory5k.usPerStep / noStore5k.usPerStep : undefined),
+      '≤ 2×',
+      (v) => v <= 2,
+      'steps',
+    ),
+    bar(
+      'SQLite (durable) checkpoint, worst of 50 / 5,000 steps',
+      sqlite50 && sqlite5k ? Math.max(sqlite50.usPerStep, sqlite5k.usPerStep) / 1_000 : undefined,
+      `${fixed(sqlite50 ? sqlite50.usPerStep / 1_000 : undefined, 2)} / ${fixed(sqlite5k ? sqlite5k.usPerStep / 1_000 : undefined, 2)} ms/step`,
+      '≤ 0.5 ms/step',
+      (v) => v <= 0.5,
+      'steps',
+    ),
+    bar(
+      'SQLite per-step cost, 5,000 ÷ 50 steps',
+      sqlite50 && sqlite5k ? sqlite5k.usPerStep / sqlite50.usPerStep : undefined,
+      ratio(sqlite50 && sqlite5k ? sqlite5k.usPerStep / sqlite50.usPerStep : undefined),
+      'flat (≤ 1.3×)',
+      (v) => v <= 1.3,
+      'steps',
+    ),
+    bar(
+      'dispatch overhead, tainted ledger, 10-field schema',
+      tainted?.overheadUs,
+      `${fixed(tainted?.overheadUs)} µs/call`,
+      '≤ 20 µs/call',
+      (v) => v <= 20,
+      'dispatch',
+    ),
+    bar(
+      '10,000-step run, JSONL trace: heap retained after GC',
+      results.heap?.retainedBytes,
+      results.heap ? `${fixed(results.heap.retainedBytes / 1_048_576)} MB` : '—',
+      '≤ 10 MB',
+      (v) => v <= 10 * 1_048_576,
+      'heap',
+    ),
+    bar(
+      'same run, trace bytes per step (compact encoding)',
+      results.heap?.compact?.bytesPerStep,
+      results.heap?.compact ? `${fixed(results.heap.compact.bytesPerStep / 1_000, 2)} KB/step` : '—',
+      '≤ 1.5 KB/step',
+      (v) => v <= 1_500,
+      'heap',
+    ),
+    bar(
+      'exact simulator computations, worst of 200 (first call included)',
+      exactWorst,
+      `${fixed(exactWorst, 2)} ms`,
+      '≤ 10 ms',
+      (v) => v <= 10,
+      'sim',
+    ),
+    bar(
+      'reins ÷ fastest peer per step, worst over 10 / 50 / 200 / 1,000 steps',
+      worstPeerRatio,
+      ratio(worstPeerRatio),
+      '≤ 1× (no slower while doing more)',
+      (v) => v <= 1,
+      'loop',
+    ),
+    bar(
+      'partial JSON: one 1 MB string, 16 B pushes, snapshot each, ÷ JSON.parse',
+      string1m?.ratio,
+      ratio(string1m?.ratio, 1),
+      '≤ 10×',
+      (v) => v <= 10,
+      'partial-json',
+    ),
+    bar(
+      'prompt injection: attack success, recommended configuration',
+      results.injection?.guarded.attackSuccessRate,
+      percent(results.injection?.guarded.attackSuccessRate),
+      '0 %',
+      (v) => v === 0,
+      'injection',
+    ),
+  ];
+}
+
+// -------------------------------------------------------------------------------------- tables
+function summaryTable(): string {
+  return table(
+    ['figure', 'measured', 'bar', 'met'],
+    bars().map((entry) => [
+      entry.figure,
+      entry.shown,
+      entry.bar,
+      entry.met === undefined
+        ? `no results (\`bench/results/${entry.source}.json\`)`
+        : entry.met
+          ? 'yes'
+          : '**no**',
+    ]),
+  );
+}
+
+function loopTable(): string {
+  if (!results.loop) return '_No results: run `npm run bench -- --only loop`._';
+  const steps: number[] = [...new Set<number>(results.loop.rows.map((row: Json) => row.steps))].sort(
+    (a, b) => a - b,
+  );
+  const contenders: string[] = [...new Set<string>(results.loop.rows.map((row: Json) => row.contender))];
+  return table(
+    ['contender', ...steps.map((n) => `${n.toLocaleString('en-US')} steps`), 'alloc/step at 50'],
+    contenders.map((name) => {
+      const label = results.loop.rows.find((row: Json) => row.contender === name)?.label ?? name;
+      return [
+        label,
+        ...steps.map((n) => {
+          const row = loopRow(name, n);
+          return row ? `${fixed(row.usPerStep)} µs (${ratio(row.ratioToReins)})` : '—';
+        }),
+        kib(loopRow(name, 50)?.allocBytesPerStep),
+      ];
+    }),
+  );
+}
+
+function stepsTable(): string {
+  if (!results.steps) return '_No results: run `npm run bench -- --only steps`._';
+  return table(
+    ['configuration', 'steps', 'µs/step (median)', 'min – max', 'rounds × runs', '÷ no store', 'alloc/step'],
+    results.steps.rows.map((row: Json) => [
+      row.config,
+      row.steps.toLocaleString('en-US'),
+      fixed(row.usPerStep),
+      `${fixed(row.min)} – ${fixed(row.max)}`,
+      `${row.rounds} × ${row.runsPerRound}`,
+      row.ratioToNoStore === undefined || row.ratioToNoStore === null ? '' : ratio(row.ratioToNoStore),
+      row.allocBytesPerStep === undefined ? '' : kib(row.allocBytesPerStep),
+    ]),
+  );
+}
+
+function dispatchTable(): string {
+  if (!results.dispatch) return '_No results: run `npm run bench -- --only dispatch`._';
+  return table(
+    ['case', 'µs/call', 'overhead over the direct call', 'min – max'],
+    [
+      ['direct call', fixed(results.dispatch.directUs, 2), '', ''],
+      ...results.dispatch.cases.map((entry: Json) => [
+        entry.case,
+        fixed(entry.usPerCall, 2),
+        `${fixed(entry.overheadUs, 2)} µs`,
+        `${fixed(entry.min, 2)} – ${fixed(entry.max, 2)}`,
+      ]),
+    ],
+  );
+}
+
+function heapTable(): string {
+  const heap = results.heap;
+  if (!heap) return '_No results: run `npm run bench -- --only heap`._';
+  const rows = ['plain', 'compact'].flatMap((encoding) => {
+    const entry = heap[encoding];
+    return entry
+      ? [
+          [
+            encoding,
+            `${fixed(entry.bytes / 1_048_576)} MB`,
+            `${fixed(entry.bytesPerStep / 1_000, 2)} KB`,
+            ratio(entry.bytes / heap.transcriptBytes, 1),
+          ],
+        ]
+      : [];
+  });
+  return [
+    table(['trace encoding', 'file', 'per step', '÷ transcript JSON'], rows),
+    '',
+    table(
+      ['steps', 'heap retained after GC', 'per step', 'transcript messages', 'wall'],
+      [
+        [
+          heap.steps.toLocaleString('en-US'),
+          `${fixed(heap.retainedBytes / 1_048_576)} MB`,
+          `${fixed(heap.retainedBytes / heap.steps, 0)} B`,
+          heap.messages.toLocaleString('en-US'),
+          `${fixed(heap.elapsedMs / 1_000, 2)} s`,
+        ],
+      ],
+    ),
+  ].join('\n');
+}
+
+function simTable(): string {
+  const sim = results.sim;
+  if (!sim) return '_No results: run `npm run bench -- --only sim`._';
+  const rows = sim.monteCarlo.map((entry: Json) => {
+    const ms = entry.wall.medianMs;
+    const ratios = entry.wall.ratios;
+    return [
+      entry.model,
+      entry.trials.toLocaleString('en-US'),
+      `${fixed(ms.posts)} ms`,
+      `${fixed(ms.port)} ms`,
+      `${fixed(ms.cold)} ms`,
+      `${fixed(ms.warm)} ms`,
+      ratio(ratios.total, 0),
+      ratio(ratios.algorithm, 1),
+      ratio(ratios.language, 0),
+      entry.agreement.agrees ? `yes (worst ${fixed(entry.agreement.worst.z, 1)} SE)` : '**no**',
+    ];
+  });
+  const exact = sim.exact.computations.map((entry: Json) => [
+    entry.label,
+    `${fixed(entry.firstMs, 2)} ms`,
+    `${fixed(entry.medianMs * 1_000, 1)} µs`,
+    `${fixed(entry.worstMs, 2)} ms`,
+    `${fixed(entry.worstCallCpuMs, 2)} ms`,
+  ]);
+  return [
+    table(
+      [
+        'model',
+        'trials',
+        "posts' Python",
+        'same algorithm, Python',
+        'reins cold',
+        'reins warm',
+        'total',
+        'algorithm',
+        'language',
+        'estimates agree (≤ 4 SE)',
+      ],
+      rows,
+    ),
+    '',
+    table(['exact computation', 'first call', 'median call', 'worst of 200', "worst call's CPU"], exact),
+  ].join('\n');
+}
+
+function partialJsonTable(): string {
+  const data = results.partialJson;
+  if (!data) return '_No results: run `npm run bench -- --only partial-json`._';
+  const workloads: string[] = [...new Set<string>(data.compare.map((entry: Json) => entry.workload))];
+  const contenders: string[] = [
+    ...new Set<string>(
+      data.compare.filter((e: Json) => e.contender !== 'JSON.parse').map((e: Json) => e.contender),
+    ),
+  ];
+  const compare = table(
+    ['parser', ...workloads],
+    [
+      [
+        'JSON.parse of the final text (ms)',
+        ...workloads.map((w) =>
+          fixed(data.compare.find((e: Json) => e.workload === w && e.contender === 'JSON.parse')?.ms, 2),
+        ),
+      ],
+      ...contenders.map((name) => [
+        name,
+        ...workloads.map((w) => {
+          const entry = data.compare.find((e: Json) => e.workload === w && e.contender === name);
+          if (!entry) return '—';
+          const cut = entry.cutBytes ? ` (${Math.round(entry.cutBytes / 1024)} KB cut)` : '';
+          return `${ratio(entry.ratio, 1)}${cut}`;
+        }),
+      ]),
+    ],
+  );
+  const shapes: string[] = [...new Set<string>(data.linearity.map((entry: Json) => entry.shape))];
+  const sizes: number[] = [...new Set<number>(data.linearity.map((entry: Json) => entry.bytes))].sort(
+    (a, b) => a - b,
+  );
+  const label = (bytes: number) =>
+    bytes >= 1 << 20 ? `${Math.round(bytes / (1 << 20))} M` : `${Math.round(bytes / 1024)} K`;
+  const linearity = table(
+    ['shape, ns/byte', ...sizes.map(label), 'largest ÷ smallest'],
+    shapes.map((shape) => {
+      const cells = data.linearity.filter((entry: Json) => entry.shape === shape);
+      const first = cells[0]?.nsPerByte;
+      const last = cells.at(-1)?.nsPerByte;
+      return [
+        shape,
+        ...cells.map((entry: Json) => fixed(entry.nsPerByte)),
+        ratio(first && last ? last / first : undefined),
+      ];
+    }),
+  );
+  return [compare, '', linearity].join('\n');
+}
+
+function resilienceTable(): string {
+  const data = results.resilience;
+  if (!data) return '_No results: run `npm run bench -- --only resilience`._';
+  return table(
+    ['figure', 'measured', 'goal'],
+    [
+      ['in-process budget decisions', `${fixed(data.budgetDecisionsPerSecond / 1e6)} M/s`, '≥ 5 M/s'],
+      ['`retry()` overhead around a first-try success', `${fixed(data.retryOverheadUs, 3)} µs`, '≤ 2 µs'],
+      ['…with a budget attached', `${fixed(data.retryWithBudgetOverheadUs, 3)} µs`, ''],
+      ['cockatiel 3 `retry(handleAll, …)`, same call', `${fixed(data.cockatielOverheadUs, 3)} µs`, ''],
+      [
+        'Redis-shared budget, 12 processes',
+        `${Math.round(data.redisDecisionsPerSecond).toLocaleString('en-US')} decisions/s, over-grant ${data.redisOverGrant}`,
+        '≥ 20,000/s, 0 over-grant',
+      ],
+    ],
+  );
+}
+
+function injectionTable(): string {
+  const data = results.injection;
+  if (!data) return '_No results: run `npm run bench -- --only injection`._';
+  const setups: [string, string][] = [
+    ['unguarded', 'unguarded'],
+    ['provenance', 'provenance rule only, deny'],
+    ['policiesOnly', 'policies only, deny'],
+    ['planOnly', 'plan only, deny'],
+    ['guarded', 'recommended (policies + plan), ask'],
+    ['guardedDeny', 'recommended, deny'],
+  ];
+  return table(
+    [
+      'setup',
+      'attack success',
+      'utility (no-person tasks)',
+      'all tasks without a person',
+      'under attack',
+      'attacked runs',
+    ],
+    setups.map(([key, label]) => {
+      const entry = data[key];
+      return [
+        label,
+        percent(entry?.attackSuccessRate),
+        percent(entry?.utility),
+        percent(entry?.utilityAllTasks),
+        percent(entry?.utilityUnderAttack),
+        entry?.runs?.toLocaleString?.('en-US') ?? '—',
+      ];
+    }),
+  );
+}
+
+function metaTable(): string {
+  const rows = Object.entries(results).map(([name, data]) => {
+    const meta = data?.meta ?? data?.environment;
+    return [
+      name,
+      data ? (meta?.commit ?? '—') : 'missing',
+      meta?.measuredAt?.slice(0, 16).replace('T', ' ') ?? '—',
+      meta?.node ?? '—',
+      meta?.loadAverage
+        ? meta.loadAverage.join(' / ')
+        : meta?.loadAverageBefore
+          ? String(meta.loadAverageBefore)
+          : '—',
+    ];
+  });
+  return table(['results file', 'commit', 'measured (UTC)', 'Node', 'load average (1 / 5 / 15 min)'], rows);
+}
+
+const tables: Record<string, () => string> = {
+  summary: summaryTable,
+  loop: loopTable,
+  steps: stepsTable,
+  dispatch: dispatchTable,
+  heap: heapTable,
+  sim: simTable,
+  'partial-json': partialJsonTable,
+  resilience: resilienceTable,
+  injection: injectionTable,
+  meta: metaTable,
+};
+
+// ---------------------------------------------------------------------------------------- output
+const generated = readFileSync(template, 'utf8').replace(
+  /^<!-- table:([a-z-]+) -->$/gm,
+  (_line, name: string) => {
+    const make = tables[name];
+    if (!make) throw new Error(`benchmarks.template.md names no known table: ${name}`);
+    return make();
+  },
+);
+const header =
+  '<!-- Generated by `npm run bench:report` from bench/results/*.json and bench/benchmarks.template.md: edit those, not this page. -->\n\n';
+const text = header + generated;
+
+console.log('\nreins benchmarks: every figure with a bar (from bench/results/*.json)\n');
+const summary = bars();
+const width = Math.max(...summary.map((entry) => entry.figure.length));
+for (const entry of summary)
+  console.log(
+    `  ${entry.figure.padEnd(width)}  ${entry.shown.padStart(22)}  ${entry.bar.padEnd(34)} ${entry.met === undefined ? 'no results' : entry.met ? 'met' : 'NOT met'}`,
+  );
+
+if (process.argv.includes('--check')) {
+  const current = existsSync(page) ? readFileSync(page, 'utf8') : '';
+  if (current !== text) {
+    console.error('\ndocs/benchmarks.md is not what bench/results make: run npm run bench:report');
+    process.exit(1);
+  }
+} else {
+  writeFileSync(page, text);
+  console.log(`\nwrote ${page}`);
+}
