@@ -25,6 +25,15 @@ export interface TaintState {
   counters?: [string, number][];
 }
 
+/** The leaves of a value as strings (what `String(leaf.value)` gives), without their paths. */
+function leafStrings(value: unknown, into: Set<string>): void {
+  if (Array.isArray(value)) for (const item of value) leafStrings(item, into);
+  else if (value !== null && typeof value === 'object') {
+    for (const key in value)
+      if (Object.hasOwn(value, key)) leafStrings((value as Record<string, unknown>)[key], into);
+  } else into.add(String(value));
+}
+
 /** The leaves of a value, with dotted paths. */
 export function leavesOf(value: unknown, path = ''): { path: string; value: unknown }[] {
   const out: { path: string; value: unknown }[] = [];
@@ -108,7 +117,8 @@ export function withoutEchoes<L extends { value: unknown }>(
   inputs: readonly unknown[],
 ): L[] {
   if (leaves.length === 0) return [...leaves];
-  const echoed = new Set(inputs.flatMap((input) => leavesOf(input).map((leaf) => String(leaf.value))));
+  const echoed = new Set<string>();
+  for (const input of inputs) leafStrings(input, echoed);
   return leaves.filter((leaf) => !echoed.has(String(leaf.value)));
 }
 
@@ -142,26 +152,26 @@ interface Node {
 }
 const dotted = (segments: readonly string[]) => (segments.length === 0 ? '(input)' : segments.join('.'));
 type Leaf = ArgumentLeaf;
-const leafOf = (node: Node, key = false): Leaf => ({
-  path: dotted(node.segments),
-  value: node.value,
-  field: lastFieldOf(key ? node.segments.slice(0, -1) : node.segments),
-  segments: node.segments,
+const leafOf = (segments: string[], value: unknown, key = false): Leaf => ({
+  path: segments.length === 1 ? (segments[0] as string) : dotted(segments),
+  value,
+  field: key ? (segments.length === 1 ? '' : lastFieldOf(segments.slice(0, -1))) : lastFieldOf(segments),
+  segments,
 });
 
 /** An argument's leaves, and the keys in it that are data, each with its path. */
-function argumentLeaves(node: Node, fields: FieldNames, out: Leaf[]): void {
-  const { segments, value } = node;
+function argumentLeaves(segments: string[], value: unknown, fields: FieldNames, out: Leaf[]): void {
   if (Array.isArray(value)) {
-    for (const [index, item] of value.entries())
-      argumentLeaves({ segments: [...segments, String(index)], value: item }, fields, out);
+    for (let index = 0; index < value.length; index++)
+      argumentLeaves([...segments, String(index)], value[index], fields, out);
   } else if (value !== null && typeof value === 'object') {
-    for (const [key, member] of Object.entries(value)) {
-      const path = [...segments, key];
-      if (!fields(segments, key)) out.push(leafOf({ segments: path, value: key }, true));
-      argumentLeaves({ segments: path, value: member }, fields, out);
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const path = segments.length === 0 ? [key] : [...segments, key];
+      if (!fields(segments, key)) out.push(leafOf(path, key, true));
+      argumentLeaves(path, record[key], fields, out);
     }
-  } else out.push(leafOf(node));
+  } else out.push(leafOf(segments, value));
 }
 
 /**
@@ -170,7 +180,7 @@ function argumentLeaves(node: Node, fields: FieldNames, out: Leaf[]): void {
  */
 export function argumentsAt(input: unknown, fields: FieldNames = inputKeysOnly): ArgumentLeaf[] {
   const out: Leaf[] = [];
-  argumentLeaves({ segments: [], value: input }, fields, out);
+  argumentLeaves([], input, fields, out);
   return out;
 }
 
@@ -181,6 +191,7 @@ function under(path: readonly string[], pattern: readonly string[]): boolean {
 }
 
 const digits = /^\d+$/;
+const ascii = /^[\x00-\x7f]*$/;
 /** Tokens of a private value worth watching for: long words, anything with a digit, addresses. */
 const privateToken = /[\p{L}\p{N}]+(?:[._+@\-:/][\p{L}\p{N}]+)*/gu;
 const distinctive = (token: string) => token.length >= 6 || (token.length >= 3 && /\d/.test(token));
@@ -352,7 +363,8 @@ export class TaintLedger {
     if (this.#vouched(value, value, field)) return true;
     if (value.length < 3 && !digits.test(value)) return false;
     // A value NFKC would change is never the user's words (the tool would get another string).
-    if (value.normalize('NFKC') !== value) return false;
+    // ASCII never changes under NFKC: no normalizing (and no new string) for the common case.
+    if (!ascii.test(value) && value.normalize('NFKC') !== value) return false;
     return this.#user.has(value, true) || this.#system.has(value, true);
   }
 

@@ -24,6 +24,9 @@ const isSchema = (value: JsonValue | undefined): value is Schema =>
  * `anyOf` and `oneOf` are followed; a part of the schema that declares nothing (`{}`, `true`, an
  * object without `properties`) accepts any path below it.
  */
+/** Object paths remembered per schema by `isFieldName`. */
+const reachedLimit = 1_024;
+
 export class InputFields {
   readonly #root: Schema;
 
@@ -51,11 +54,24 @@ export class InputFields {
    * properties, only the input's own keys are field names.
    */
   isFieldName(objectPath: readonly string[], key: string): boolean {
-    return this.#at(objectPath).some((node) => {
-      if (node === 'open' || !isSchema(node['properties'])) return objectPath.length === 0;
-      return Object.hasOwn(node['properties'], key);
-    });
+    // The schema is walked once per object path, not once per key of every call (bounded: a
+    // record's keys are data, so paths under one are not remembered past the limit).
+    const at = objectPath.length === 0 ? '' : objectPath.join('\u0000');
+    let nodes = this.#reached.get(at);
+    if (nodes === undefined) {
+      nodes = this.#at(objectPath);
+      if (this.#reached.size < reachedLimit) this.#reached.set(at, nodes);
+    }
+    for (const node of nodes) {
+      if (node === 'open' || !isSchema(node['properties'])) {
+        if (objectPath.length === 0) return true;
+      } else if (Object.hasOwn(node['properties'], key)) return true;
+    }
+    return false;
   }
+
+  /** The schemas each object path reaches, as `isFieldName` found them. */
+  readonly #reached = new Map<string, Reached[]>();
 
   #at(segments: readonly string[]): Reached[] {
     let nodes = this.#branches(this.#root, 0);
