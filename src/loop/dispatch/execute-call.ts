@@ -30,10 +30,10 @@ export interface CallJob {
  * runtime, then the output checks (stage 9) and sizing (stage 10). Never rejects. A tool that
  * returns a plain value (not a promise) is settled at once, with nothing registered.
  */
-export async function executeCall(job: CallJob, runtime: CallRuntime): Promise<CallSettlement> {
+export function executeCall(job: CallJob, runtime: CallRuntime): Promise<CallSettlement> {
   const { tool, options } = job;
   const timeoutMs = tool.timeoutMs ?? options.toolTimeoutMs;
-  if (runtime.aborted) return stoppedSettlement(tool.name, 'aborted', timeoutMs);
+  if (runtime.aborted) return Promise.resolve(stoppedSettlement(tool.name, 'aborted', timeoutMs));
   const startedAt = runtime.now();
   const watch = new CallWatch(runtime, timeoutMs);
   const context = toolContext(job, watch);
@@ -42,14 +42,26 @@ export async function executeCall(job: CallJob, runtime: CallRuntime): Promise<C
     returned = tool.execute(job.input, context);
   } catch (thrown) {
     watch.release(undefined);
-    return thrownSettlement(tool, thrown);
+    return Promise.resolve(thrownSettlement(tool, thrown));
   }
   if (!isThenable(returned)) {
     // Settled already: nothing to time out; a signal the tool made has nothing left to reach.
     watch.release(undefined);
-    return settleValue(job, watch, returned, timeoutMs);
+    return Promise.resolve(settleValue(job, watch, returned, timeoutMs));
   }
-  const execution = Promise.resolve(returned);
+  return awaitTool(job, runtime, watch, Promise.resolve(returned), startedAt, timeoutMs);
+}
+
+/** A tool that returned a promise: its result, its timeout or the batch's abort, whichever is first. */
+async function awaitTool(
+  job: CallJob,
+  runtime: CallRuntime,
+  watch: CallWatch,
+  execution: Promise<unknown>,
+  startedAt: number,
+  timeoutMs: number,
+): Promise<CallSettlement> {
+  const { tool } = job;
   watch.start();
   try {
     const outcome = await watch.run(execution);

@@ -68,13 +68,13 @@ function record(
  * checkpoint, the tool-error budget, and the budgets against the next call, checked right after
  * the results land so the run stops before the next expensive call.
  */
-export async function observe(
+export function observe(
   state: LoopState,
   step: number,
   calls: readonly ToolUseBlock[],
   settlements: CallSettlement[],
   thought: string,
-): Promise<Outcome | undefined> {
+): Outcome | undefined | Promise<Outcome | undefined> {
   const { setup, trace } = state;
   record(state, step, calls, settlements, thought);
   const content: ToolResultBlock[] = [];
@@ -96,42 +96,66 @@ export async function observe(
   state.completedSteps = step;
   state.completedMessages = state.messages.length;
 
-  let verdict: DriftVerdict | undefined;
-  if (state.drift) {
-    let worldState: string | null = null;
-    const reader = setup.worldState;
-    if (reader) {
-      const read = await guard(
-        'world_state',
-        () => reader({ step, messages: state.messages }),
-        state.run.signal,
-      );
-      if (!read.ok) throw LoopStop.from(read, 'after-results');
-      if (typeof read.value !== 'string')
-        throw new LoopStop(
-          {
-            kind: 'hard_error',
-            source: 'world_state',
-            error: {
-              name: 'InvalidWorldState',
-              message: `worldState() must return a string, got ${typeof read.value}`,
-            },
-          },
-          'after-results',
-        );
-      worldState = read.value;
-      state.drift.recordWorldState(worldState);
-    }
-    verdict = state.drift.check();
-    if (trace.on) {
-      const written = trace.emit({ type: 'progress-check', step, worldState, drifting: verdict ?? null });
-      if (written) await written;
-    }
+  const drift = state.drift;
+  if (!drift) return closeStep(state, step, undefined);
+  if (setup.worldState) return observeWorld(state, step, drift);
+  const verdict = drift.check();
+  const written = trace.on
+    ? trace.emit({ type: 'progress-check', step, worldState: null, drifting: verdict ?? null })
+    : undefined;
+  return written ? written.then(() => closeStep(state, step, verdict)) : closeStep(state, step, verdict);
+}
+
+/** Drift with the world state read from the user's callback (inside the boundary). */
+async function observeWorld(
+  state: LoopState,
+  step: number,
+  drift: NonNullable<LoopState['drift']>,
+): Promise<Outcome | undefined> {
+  const reader = state.setup.worldState as NonNullable<LoopState['setup']['worldState']>;
+  const read = await guard('world_state', () => reader({ step, messages: state.messages }), state.run.signal);
+  if (!read.ok) throw LoopStop.from(read, 'after-results');
+  if (typeof read.value !== 'string')
+    throw new LoopStop(
+      {
+        kind: 'hard_error',
+        source: 'world_state',
+        error: {
+          name: 'InvalidWorldState',
+          message: `worldState() must return a string, got ${typeof read.value}`,
+        },
+      },
+      'after-results',
+    );
+  const worldState = read.value;
+  drift.recordWorldState(worldState);
+  const verdict: DriftVerdict | undefined = drift.check();
+  if (state.trace.on) {
+    const written = state.trace.emit({ type: 'progress-check', step, worldState, drifting: verdict ?? null });
+    if (written) await written;
   }
-  await endStep(state, step);
+  return closeStep(state, step, verdict);
+}
+
+/** The step's end (event and checkpoint), then the after-step controls. */
+function closeStep(
+  state: LoopState,
+  step: number,
+  verdict: DriftVerdict | undefined,
+): Outcome | undefined | Promise<Outcome | undefined> {
+  const ended = endStep(state, step);
+  return ended ? ended.then(() => afterStep(state, step, verdict)) : afterStep(state, step, verdict);
+}
+
+/** Drift's verdict, the tool-error budget, then the budgets against the next call. */
+function afterStep(
+  state: LoopState,
+  step: number,
+  verdict: DriftVerdict | undefined,
+): Outcome | undefined | Promise<Outcome | undefined> {
   if (verdict)
     return { kind: 'looped', reason: 'no_progress', signal: verdict.signal, detail: verdict.detail };
-  const { maxToolErrors } = setup.limits;
+  const { maxToolErrors } = state.setup.limits;
   if (maxToolErrors !== null && state.toolErrors > maxToolErrors)
     return {
       kind: 'over_budget',
@@ -143,18 +167,17 @@ export async function observe(
   return checkBudgets(state, 'after-results', step, state.contextTokens);
 }
 
-/** The `step-end` event and the step's checkpoint. */
-export async function endStep(state: LoopState, step: number): Promise<void> {
-  if (state.trace.on) {
-    const written = state.trace.emit({
-      type: 'step-end',
-      step,
-      contextTokens: state.contextTokens,
-      billedTokens: state.billedTokens,
-      costUsd: state.costUsd,
-      toolErrors: state.toolErrors,
-    });
-    if (written) await written;
-  }
-  await commitStep(state);
+/** The `step-end` event and the step's checkpoint; undefined when both were synchronous. */
+export function endStep(state: LoopState, step: number): Promise<void> | undefined {
+  const written = state.trace.on
+    ? state.trace.emit({
+        type: 'step-end',
+        step,
+        contextTokens: state.contextTokens,
+        billedTokens: state.billedTokens,
+        costUsd: state.costUsd,
+        toolErrors: state.toolErrors,
+      })
+    : undefined;
+  return written ? written.then(() => commitStep(state)) : commitStep(state);
 }

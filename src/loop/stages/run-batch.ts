@@ -25,12 +25,13 @@ export async function runBatch(
   let settlements: CallSettlement[];
   try {
     // One call, the common batch: no worker closures.
-    settlements =
-      plans.length === 1
-        ? [await settleCall(batch, 0)]
-        : await mapConcurrent(plans, setup.limits.toolConcurrency, (_plan, index) =>
-            settleCall(batch, index),
-          );
+    if (plans.length === 1) {
+      const only = settleCall(batch, 0);
+      settlements = [only instanceof Promise ? await only : only];
+    } else
+      settlements = await mapConcurrent(plans, setup.limits.toolConcurrency, async (_plan, index) =>
+        settleCall(batch, index),
+      );
   } finally {
     state.batch = undefined;
     runtime.dispose();
@@ -62,17 +63,26 @@ interface Batch {
 }
 
 /** One call of the batch: settled by its plan or executed, then its `tool-result` event. */
-async function settleCall(batch: Batch, index: number): Promise<CallSettlement> {
+function settleCall(batch: Batch, index: number): CallSettlement | Promise<CallSettlement> {
+  const plan = batch.plans[index] as CallPlan;
+  const startedAt = batch.state.setup.clock.now();
+  if (plan.kind === 'settled') return settled(batch, index, plan.settlement, startedAt);
+  return (plan as Extract<CallPlan, { kind: 'execute' }>)
+    .execute(batch.runtime)
+    .then((settlement) => settled(batch, index, settlement, startedAt));
+}
+
+/** A call's settlement: a fatal one aborts its siblings; the `tool-result` event records it. */
+function settled(
+  batch: Batch,
+  index: number,
+  settlement: CallSettlement,
+  startedAt: number,
+): CallSettlement | Promise<CallSettlement> {
   const { state, step, runtime } = batch;
   const { clock, counter } = state.setup;
   const trace = state.trace;
   const call = batch.calls[index] as ToolUseBlock;
-  const plan = batch.plans[index] as CallPlan;
-  const startedAt = clock.now();
-  const settlement =
-    plan.kind === 'settled'
-      ? plan.settlement
-      : await (plan as Extract<CallPlan, { kind: 'execute' }>).execute(runtime);
   if ((settlement.fatal || settlement.failure) && !batch.fatal) {
     batch.fatal = settlement;
     runtime.abort({ type: 'fatal_sibling', callId: call.id });
@@ -105,6 +115,5 @@ async function settleCall(batch: Batch, index: number): Promise<CallSettlement> 
   if (settlement.trustedValues && settlement.trustedValues.length > 0)
     event.trustedValues = settlement.trustedValues;
   const written = trace.emit(event, now);
-  if (written) await written;
-  return settlement;
+  return written ? written.then(() => settlement) : settlement;
 }
