@@ -53,7 +53,7 @@ export function executeCall(job: CallJob, runtime: CallRuntime): Promise<CallSet
 }
 
 /** A tool that returned a promise: its result, its timeout or the batch's abort, whichever is first. */
-async function awaitTool(
+function awaitTool(
   job: CallJob,
   runtime: CallRuntime,
   watch: CallWatch,
@@ -63,19 +63,26 @@ async function awaitTool(
 ): Promise<CallSettlement> {
   const { tool } = job;
   watch.start();
-  try {
-    const outcome = await watch.run(execution);
-    if (outcome.kind === 'stopped') {
-      recordLate(job, execution, runtime, startedAt);
-      return stoppedSettlement(tool.name, outcome.cause, timeoutMs);
-    }
-    if (outcome.kind === 'thrown') return thrownSettlement(tool, outcome.thrown);
-    const settled = settleValue(job, watch, outcome.value, timeoutMs);
-    return settled instanceof Promise ? await settled : settled;
-  } finally {
+  const done = () => {
     watch.dispose();
     watch.release(execution);
-  }
+  };
+  return watch.run(execution).then((outcome) => {
+    let settled: CallSettlement | Promise<CallSettlement>;
+    try {
+      if (outcome.kind === 'stopped') {
+        recordLate(job, execution, runtime, startedAt);
+        settled = stoppedSettlement(tool.name, outcome.cause, timeoutMs);
+      } else if (outcome.kind === 'thrown') settled = thrownSettlement(tool, outcome.thrown);
+      else settled = settleValue(job, watch, outcome.value, timeoutMs);
+    } catch (thrown) {
+      done();
+      throw thrown;
+    }
+    if (settled instanceof Promise) return settled.finally(done);
+    done();
+    return settled;
+  });
 }
 
 /** What the tool is handed besides its input; its `signal` is made only if it reads it. */

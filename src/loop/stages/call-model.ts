@@ -34,9 +34,8 @@ export interface ModelTurn {
  * cost charged to the run and to the account's shared ceiling. Throws {@link LoopStop} to end the
  * run; returns the turn otherwise.
  */
-export async function callModel(state: LoopState, step: number, prepared: PreparedCall): Promise<ModelTurn> {
-  const { setup, trace } = state;
-  const startedAt = setup.clock.now();
+export function callModel(state: LoopState, step: number, prepared: PreparedCall): Promise<ModelTurn> {
+  const startedAt = state.setup.clock.now();
   const request: ModelRequest = {
     system: prepared.system,
     messages: prepared.messages,
@@ -46,21 +45,39 @@ export async function callModel(state: LoopState, step: number, prepared: Prepar
   };
   if (prepared.maxOutputTokens !== undefined) request.maxOutputTokens = prepared.maxOutputTokens;
   if (prepared.settings !== undefined) request.settings = prepared.settings;
-  let response: ModelResponse;
-  try {
-    response = await answerOf(state, prepared.model, request);
-  } catch (thrown) {
-    if (isLoopStop(thrown) || state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
-    const error = errorInfo(thrown);
-    const written = trace.emit({
-      type: 'model-error',
-      step,
-      error,
-      durationMs: setup.clock.now() - startedAt,
-    });
-    if (written) await written;
-    throw new LoopStop({ kind: 'hard_error', source: 'model', error }, 'during-call');
-  }
+  return answerOf(state, prepared.model, request).then(
+    (response) => readAnswer(state, step, prepared, response, startedAt),
+    (thrown: unknown) => modelFailed(state, step, thrown, startedAt),
+  );
+}
+
+/** The model threw or rejected: a `model-error` event, and the run ends `hard_error` (source `model`). */
+async function modelFailed(
+  state: LoopState,
+  step: number,
+  thrown: unknown,
+  startedAt: number,
+): Promise<never> {
+  if (isLoopStop(thrown) || state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
+  const error = errorInfo(thrown);
+  const written = state.trace.emit({
+    type: 'model-error',
+    step,
+    error,
+    durationMs: state.setup.clock.now() - startedAt,
+  });
+  if (written) await written;
+  throw new LoopStop({ kind: 'hard_error', source: 'model', error }, 'during-call');
+}
+
+/** An answer checked for shape (a malformed one ends the run), then accounted. */
+function readAnswer(
+  state: LoopState,
+  step: number,
+  prepared: PreparedCall,
+  response: ModelResponse,
+  startedAt: number,
+): ModelTurn | Promise<ModelTurn> {
   let problem: string | undefined;
   try {
     problem = malformed(response);
@@ -68,17 +85,25 @@ export async function callModel(state: LoopState, step: number, prepared: Prepar
     // A getter or Proxy in the response: unreadable, like any malformed one.
     problem = `the response could not be read (${errorInfo(thrown).message})`;
   }
-  if (problem) {
-    const error = { name: 'MalformedResponse', message: problem };
-    const now = setup.clock.now();
-    const written = trace.emit(
-      { type: 'model-error', step, error, response: jsonSafe(response), durationMs: now - startedAt },
-      now,
-    );
-    if (written) await written;
-    throw new LoopStop({ kind: 'hard_error', source: 'malformed_response', error }, 'during-call');
-  }
+  if (problem) return malformedAnswer(state, step, response, problem, startedAt);
   return account(state, step, prepared, response, startedAt);
+}
+
+async function malformedAnswer(
+  state: LoopState,
+  step: number,
+  response: ModelResponse,
+  problem: string,
+  startedAt: number,
+): Promise<never> {
+  const error = { name: 'MalformedResponse', message: problem };
+  const now = state.setup.clock.now();
+  const written = state.trace.emit(
+    { type: 'model-error', step, error, response: jsonSafe(response), durationMs: now - startedAt },
+    now,
+  );
+  if (written) await written;
+  throw new LoopStop({ kind: 'hard_error', source: 'malformed_response', error }, 'during-call');
 }
 
 /**
