@@ -1,0 +1,202 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CompactTraceEncoder } from './compact-trace-encoder.js';
+import type { TraceEvent } from './events.js';
+import { jsonlNextSeq } from './jsonl-next-seq.js';
+import { parseJsonlTrace } from './parse-jsonl-trace.js';
+
+/** What a plain JSONL file gives back for `events`: the oracle every compact file must match. */
+const plainText = (events: readonly unknown[]) =>
+  events.map((event) => `${JSON.stringify(event)}\n`).join('');
+const asRead = (events: readonly unknown[]) => events.map((event) => JSON.parse(JSON.stringify(event)));
+
+// Small domains, so values and shapes repeat from one event to the next as they do in a run (and the
+// deltas get exercised), with what JSON changes on the way (-0, NaN, undefined) and `__proto__` keys.
+const fieldName = fc.constantFrom('step', 'phase', 'readings', 'ok', 'content', '__proto__', 'constructor');
+const scalar = fc.oneof(
+  fc.constantFrom(0, 1, -0, 2.5, 'a', 'b', '', true, false, null, undefined, Number.NaN, Infinity),
+  fc.integer({ min: -3, max: 3 }),
+);
+const { value } = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    scalar,
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(fieldName, tie('value'), { maxKeys: 3 }),
+    // A budget check's readings: a list of records of one shape whose figures move.
+    fc.array(fc.record({ budget: fc.constantFrom('a', 'b'), limit: fc.constant(10), actual: fc.nat(3) }), {
+      maxLength: 3,
+    }),
+  ),
+}));
+const body = fc.dictionary(fieldName, value, { maxKeys: 5 });
+
+/** One thing that happens to a file: an event of some run, written by one of two appending writers. */
+const step = fc.record({
+  run: fc.nat(2),
+  /** Mostly the run's own writer; now and then the other one (two processes on one run). */
+  writer: fc.option(fc.nat(1), { nil: undefined, freq: 8 }),
+  type: fc.constantFrom('run-start', 'budget-check', 'step-end', 'run-end', 'tool-result'),
+  body,
+  /**
+   * Keep the last body of this type of this run, changed in one field (the common case), or with
+   * every figure deep inside moved on (a budget check's readings).
+   */
+  same: fc.option(fc.oneof(fc.tuple(fieldName, value), fc.constant('nudge' as const)), {
+    nil: undefined,
+    freq: 2,
+  }),
+  atDelta: fc.oneof(fc.constantFrom(0, 1, 7, 0.1, -3), fc.double({ noNaN: true, min: -1e3, max: 1e3 })),
+  /** Off the usual path: a seq gap, a seq or time the encoding cannot carry, another version. */
+  oddity: fc.option(fc.constantFrom('gap', 'fractional-seq', 'nan-at', 'v2', 'no-at'), {
+    nil: undefined,
+    freq: 12,
+  }),
+});
+
+function eventsOf(steps: readonly (typeof step extends fc.Arbitrary<infer T> ? T : never)[]) {
+  const seq = [0, 0, 0];
+  const at = [1_767_225_600_000, 5, -20];
+  const lastBody = new Map<string, Record<string, unknown>>();
+  return steps.map((s) => {
+    const runId = `run-${s.run}`;
+    let bodyOf: Record<string, unknown> = s.body;
+    const last = lastBody.get(`${s.run}/${s.type}`);
+    if (s.same === 'nudge' && last) bodyOf = nudged(last) as Record<string, unknown>;
+    else if (s.same && last) bodyOf = { ...last, [s.same[0]]: s.same[1] };
+    lastBody.set(`${s.run}/${s.type}`, bodyOf);
+    if (s.oddity === 'gap') seq[s.run]! += 2;
+    at[s.run]! += s.atDelta;
+    const event: Record<string, unknown> = {
+      v: s.oddity === 'v2' ? 2 : 1,
+      runId,
+      seq: s.oddity === 'fractional-seq' ? (seq[s.run] as number) + 0.5 : seq[s.run],
+      at: s.oddity === 'nan-at' ? Number.NaN : s.oddity === 'no-at' ? undefined : at[s.run],
+      type: s.type,
+    };
+    seq[s.run]! += 1;
+    for (const [key, item] of Object.entries(bodyOf)) {
+      if (key === '__proto__') Object.defineProperty(event, key, { value: item, enumerable: true });
+      else if (!(key in event)) event[key] = item;
+    }
+    return { event: event as unknown as TraceEvent, writer: s.writer ?? s.run % 2 };
+  });
+}
+
+/** `value` with every `actual` figure in it one more. */
+function nudged(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(nudged);
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value))
+    copy[key] = key === 'actual' && typeof item === 'number' ? item + 1 : nudged(item);
+  return copy;
+}
+
+/** Two writers appending to one file, as two processes would: their lines interleave. */
+function compactText(written: readonly { event: TraceEvent; writer: number }[]) {
+  let id = 0;
+  const writers = [0, 1].map(
+    (n) => new CompactTraceEncoder({ generateId: (prefix) => `${prefix}${n}.${id++}` }),
+  );
+  return written.map(({ event, writer }) => writers[writer]!.encode(event)).join('');
+}
+
+describe('the compact trace encoding', () => {
+  it('reads back exactly what a plain file reads back: several runs and writers interleaved, resumes, oddities', () => {
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        const written = eventsOf(steps);
+        const events = written.map(({ event }) => event);
+        const text = compactText(written);
+        const read = parseJsonlTrace(text);
+        expect(read.truncatedTail).toBe(false);
+        expect(read.events).toEqual(asRead(events));
+        // Field order survives too: the decoded events print as the plain file's lines.
+        expect(plainText(read.events)).toBe(plainText(asRead(events)));
+        for (const runId of ['run-0', 'run-1', 'run-2'])
+          expect(jsonlNextSeq(text, runId)).toBe(jsonlNextSeq(plainText(events), runId));
+
+        for (const line of text.split('\n')) {
+          if (line.startsWith('{"encoding"')) seen.add('header');
+          else if (line.startsWith('{')) seen.add('plain line');
+          else if (/^\["[^"]+","/.test(line)) seen.add('new type');
+          else if (/^\["[^"]+",\d+,[^,]+,\{/.test(line)) seen.add('new shape');
+          else if (/^\["[^"]+",\d+,[^,]+,"[01]*2/.test(line)) seen.add('nested delta');
+          else if (line.startsWith('[')) seen.add('delta');
+        }
+      }),
+      { numRuns: 1_000 },
+    );
+    expect([...seen].sort()).toEqual([
+      'delta',
+      'header',
+      'nested delta',
+      'new shape',
+      'new type',
+      'plain line',
+    ]);
+  });
+
+  it('a last line cut off by a crash is the torn tail: the events before it read back, and resume past them', () => {
+    fc.assert(
+      fc.property(
+        fc.array(step, { minLength: 1, maxLength: 30 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (steps, where) => {
+          const written = eventsOf(steps);
+          const text = compactText(written);
+          const lastLine = text.lastIndexOf('\n', text.length - 2) + 1;
+          // Keep at least one character of the last line and lose at least one.
+          const lost = text.length - 2 - lastLine;
+          const cut = lastLine + 1 + Math.min(lost - 1, Math.floor(where * lost));
+          const torn = text.slice(0, cut);
+          const before = written.slice(0, -1).map(({ event }) => event);
+          const read = parseJsonlTrace(torn);
+          expect(read.truncatedTail).toBe(true);
+          expect(read.events).toEqual(asRead(before));
+          for (const runId of ['run-0', 'run-1', 'run-2'])
+            expect(jsonlNextSeq(torn, runId)).toBe(jsonlNextSeq(plainText(before), runId));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('writes a run of similar steps in a fraction of the plain bytes', () => {
+    const encoder = new CompactTraceEncoder();
+    const events: TraceEvent[] = [];
+    for (let step = 1; step <= 200; step++)
+      events.push({
+        v: 1,
+        runId: 'run_3c3cdeeb-715e-4f09-a61f-61f740ce6235',
+        seq: step - 1,
+        at: 1_796_150_234_888 + step,
+        type: 'budget-check',
+        step,
+        phase: 'before-call',
+        readings: [
+          { budget: 'context_tokens', limit: 1e12, actual: 140, ok: true },
+          { budget: 'billed_tokens', limit: 1e12, actual: 120 * step, ok: true },
+          { budget: 'wall_ms', limit: 3_600_000, actual: step, ok: true },
+        ],
+        ok: true,
+      });
+    const compact = events.map((event) => encoder.encode(event)).join('');
+    expect(parseJsonlTrace(compact).events).toEqual(events);
+    // 294 bytes an event plain; about 55 compact (the header's id, the time, the step, two figures).
+    expect(compact.length).toBeLessThan(plainText(events).length / 4);
+  });
+
+  it('gives each header of one encoder its own id, and refuses a generator that repeats one', () => {
+    const event = (runId: string): TraceEvent =>
+      ({ v: 1, runId, seq: 0, at: 0, type: 'step-end' }) as unknown as TraceEvent;
+    const encoder = new CompactTraceEncoder({ generateId: () => 'same' });
+    encoder.encode(event('a'));
+    expect(() => encoder.encode(event('b'))).toThrow(/generateId: keeps returning ids already in use/);
+    expect(() => new CompactTraceEncoder({ generateId: 'h' as never })).toThrow(
+      /generateId: must be a function/,
+    );
+  });
+});
