@@ -12,10 +12,19 @@ const asRead = (events: readonly unknown[]) => events.map((event) => JSON.parse(
 
 // Small domains, so values and shapes repeat from one event to the next as they do in a run (and the
 // deltas get exercised), with what JSON changes on the way (-0, NaN, undefined) and `__proto__` keys.
-const fieldName = fc.constantFrom('step', 'phase', 'readings', 'ok', 'content', '__proto__', 'constructor');
+// `0` and `1` as keys: an object that an array of the same length must not be taken for.
+const fieldName = fc.constantFrom('step', 'phase', 'readings', 'ok', '0', '1', '__proto__', 'constructor');
 const scalar = fc.oneof(
   fc.constantFrom(0, 1, -0, 2.5, 'a', 'b', '', true, false, null, undefined, Number.NaN, Infinity),
   fc.integer({ min: -3, max: 3 }),
+);
+// A budget check's readings: a list of records of one shape whose figures move.
+const readings = fc.array(
+  fc.record({ budget: fc.constantFrom('a', 'b'), limit: fc.constant(10), actual: fc.nat(3) }),
+  {
+    minLength: 1,
+    maxLength: 3,
+  },
 );
 const { value } = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -23,35 +32,43 @@ const { value } = fc.letrec((tie) => ({
     scalar,
     fc.array(tie('value'), { maxLength: 3 }),
     fc.dictionary(fieldName, tie('value'), { maxKeys: 3 }),
-    // A budget check's readings: a list of records of one shape whose figures move.
-    fc.array(fc.record({ budget: fc.constantFrom('a', 'b'), limit: fc.constant(10), actual: fc.nat(3) }), {
-      maxLength: 3,
-    }),
+    readings,
   ),
 }));
-const body = fc.dictionary(fieldName, value, { maxKeys: 5 });
+const body = fc
+  .tuple(fc.dictionary(fieldName, value, { maxKeys: 4 }), fc.option(readings, { freq: 2 }))
+  .map(([fields, figures]) => (figures === null ? fields : { ...fields, readings: figures }));
 
 /** One thing that happens to a file: an event of some run, written by one of two appending writers. */
 const step = fc.record({
   run: fc.nat(2),
   /** Mostly the run's own writer; now and then the other one (two processes on one run). */
-  writer: fc.option(fc.nat(1), { nil: undefined, freq: 8 }),
-  type: fc.constantFrom('run-start', 'budget-check', 'step-end', 'run-end', 'tool-result'),
+  writer: fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat(1) }),
+  // A segment's first and last events come once a segment, the others many times.
+  type: fc.oneof(
+    { weight: 1, arbitrary: fc.constantFrom('run-start', 'run-end') },
+    { weight: 6, arbitrary: fc.constantFrom('budget-check', 'step-end', 'tool-result') },
+  ),
   body,
   /**
    * Keep the last body of this type of this run, changed in one field (the common case), or with
    * every figure deep inside moved on (a budget check's readings).
    */
-  same: fc.option(fc.oneof(fc.tuple(fieldName, value), fc.constant('nudge' as const)), {
-    nil: undefined,
-    freq: 2,
-  }),
-  atDelta: fc.oneof(fc.constantFrom(0, 1, 7, 0.1, -3), fc.double({ noNaN: true, min: -1e3, max: 1e3 })),
+  same: fc.oneof(
+    { weight: 1, arbitrary: fc.constant(undefined) },
+    { weight: 2, arbitrary: fc.tuple(fieldName, value) },
+    { weight: 2, arbitrary: fc.constant('nudge' as const) },
+  ),
+  // Whole milliseconds as a clock gives them, now and then a fraction (a delta may not add back).
+  atDelta: fc.oneof(
+    { weight: 4, arbitrary: fc.oneof(fc.constantFrom(0, 1, 7, -3), fc.nat(1_000)) },
+    { weight: 1, arbitrary: fc.oneof(fc.constant(0.1), fc.double({ noNaN: true, min: -1e3, max: 1e3 })) },
+  ),
   /** Off the usual path: a seq gap, a seq or time the encoding cannot carry, another version. */
-  oddity: fc.option(fc.constantFrom('gap', 'fractional-seq', 'nan-at', 'v2', 'no-at'), {
-    nil: undefined,
-    freq: 12,
-  }),
+  oddity: fc.oneof(
+    { weight: 12, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.constantFrom('gap', 'fractional-seq', 'nan-at', 'v2', 'no-at') },
+  ),
 });
 
 function eventsOf(steps: readonly (typeof step extends fc.Arbitrary<infer T> ? T : never)[]) {
@@ -106,7 +123,7 @@ describe('the compact trace encoding', () => {
   it('reads back exactly what a plain file reads back: several runs and writers interleaved, resumes, oddities', () => {
     const seen = new Set<string>();
     fc.assert(
-      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+      fc.property(fc.array(step, { minLength: 10, maxLength: 80, size: 'max' }), (steps) => {
         const written = eventsOf(steps);
         const events = written.map(({ event }) => event);
         const text = compactText(written);
@@ -127,7 +144,7 @@ describe('the compact trace encoding', () => {
           else if (line.startsWith('[')) seen.add('delta');
         }
       }),
-      { numRuns: 1_000 },
+      { numRuns: 200 },
     );
     expect([...seen].sort()).toEqual([
       'delta',
@@ -137,6 +154,26 @@ describe('the compact trace encoding', () => {
       'new type',
       'plain line',
     ]);
+  });
+
+  it('keeps what a delta could blur: times that do not add back, an array where an object was, `__proto__`', () => {
+    const event = (seq: number, at: number, fields: Record<string, unknown>) =>
+      ({ v: 1, runId: 'r', seq, at, type: 'step-end', ...fields }) as unknown as TraceEvent;
+    const proto = JSON.parse('{"__proto__":{"polluted":true},"n":1}') as Record<string, unknown>;
+    const long = 'the same long text';
+    const events = [
+      event(0, 1, { list: [{ 0: 'a', 1: long }], n: 1, gone: 'x' }),
+      event(1, 2, { list: [['b', long]], n: 1, gone: 'x' }),
+      // 2 + (1e-17 - 2) is 0, not 1e-17: the delta cannot carry it.
+      event(2, 1e-17, { list: [['b', long]], n: -0, gone: undefined }),
+      event(3, 0.1, { list: [['c', long]], n: 1, bag: proto }),
+      event(4, 0.30000000000000004, { list: [['c', long]], n: Number.NaN, bag: { ...proto, n: 2 } }),
+    ];
+    const encoder = new CompactTraceEncoder();
+    const read = parseJsonlTrace(events.map((item) => encoder.encode(item)).join('')).events;
+    expect(plainText(read)).toBe(plainText(events));
+    expect(read).toEqual(asRead(events));
+    expect(Object.getPrototypeOf((read[4] as unknown as { bag: object }).bag)).toBe(Object.prototype);
   });
 
   it('a last line cut off by a crash is the torn tail: the events before it read back, and resume past them', () => {
