@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -124,5 +124,23 @@ describe('reins CLI', () => {
     expect(replay.status).toBe(0);
     expect(JSON.parse(replay.stdout)).toMatchObject({ matches: true, outcome: { kind: 'step_limit' } });
     expect(reins('trace', 'show', join(dir, 'missing.jsonl')).status).toBe(2);
+  });
+
+  it('trace show and trace replay read a compact trace as they read a plain one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reins-cli-'));
+    const plain = join(dir, 'plain.jsonl');
+    const compact = join(dir, 'compact.jsonl');
+    expect(reins('demo', 'loops', '--trace-out', plain).status).toBe(0);
+    expect(reins('demo', 'loops', '--trace-out', compact, '--trace-encoding', 'compact').status).toBe(0);
+    expect(readFileSync(compact, 'utf8')).toMatch(/^\{"encoding":"reins-compact\/1"/);
+    expect(readFileSync(compact).length).toBeLessThan(readFileSync(plain).length);
+    const shown = (file: string) => reins('trace', 'show', file);
+    expect(shown(compact).status).toBe(0);
+    // The run ids and clocks differ between the two runs; what is shown does not.
+    expect(shown(compact).stdout).toBe(shown(plain).stdout);
+    const replay = reins('trace', 'replay', compact, '--json');
+    expect(replay.status).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ matches: true, outcome: { kind: 'looped' } });
+    expect(reins('demo', 'loops', '--trace-out', compact, '--trace-encoding', 'zip').status).toBe(2);
   });
 });

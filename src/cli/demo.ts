@@ -18,6 +18,8 @@ export interface DemoFlags {
   capResults?: number;
   json: boolean;
   traceOut?: string;
+  /** How `traceOut` is written (docs/trace-format.md). */
+  traceEncoding?: 'plain' | 'compact';
 }
 
 export const cliStyle = { dim: pc.dim, bold: pc.bold, good: pc.green, bad: pc.red, warn: pc.yellow };
@@ -35,7 +37,7 @@ export async function demo(which: ScenarioName | 'all', flags: DemoFlags): Promi
     const sink = flags.traceOut
       ? jsonlTraceSink(
           names.length > 1 ? flags.traceOut.replace(/(\.jsonl)?$/, `.${name}.jsonl`) : flags.traceOut,
-          { mode: 'truncate' },
+          { mode: 'truncate', encoding: flags.traceEncoding ?? 'plain' },
         )
       : undefined;
     if (sink) overrides.trace = sink;

@@ -52,6 +52,14 @@ program
     ).argParser(wholeNumber('--cap-results', 1)),
   )
   .option('--trace-out <file>', 'also write the trace as JSONL')
+  .addOption(
+    new Option(
+      '--trace-encoding <encoding>',
+      'how --trace-out is written (compact: about a third of the bytes)',
+    )
+      .choices(['plain', 'compact'])
+      .default('plain'),
+  )
   .option('--json', 'print one JSON object per scenario (for stream: one per stream)')
   .action(async (scenario, options) => {
     if (scenario === 'stream') {
@@ -65,6 +73,7 @@ program
       capResults: options.capResults === true ? 2_000 : options.capResults,
       json: Boolean(options.json),
       traceOut: options.traceOut,
+      traceEncoding: options.traceEncoding,
     });
   });
 
