@@ -21,6 +21,13 @@ describe('frozen fixtures still load', () => {
     });
   });
 
+  it('trace v1 in the compact encoding reads back as the plain file and replays', async () => {
+    const compact = readJsonlTrace(fixture('trace-compact-v1-loops.jsonl'));
+    const plain = readJsonlTrace(fixture('trace-v1-loops.jsonl'));
+    expect(compact).toEqual(plain);
+    expect((await replayTrace(compact.events)).matches).toBe(true);
+  });
+
   it('run state v1 (happy scenario, failed at step 3) resumes to an answer', async () => {
     const state = parseRunState(readFileSync(fixture('run-state-v1-happy.json'), 'utf8'));
     expect(state).toMatchObject({ version: 1, step: 2, status: 'ended', outcome: { kind: 'hard_error' } });
