@@ -32,6 +32,7 @@ import { readJsonlTrace } from '../src/node/jsonl-trace-sink.js';
 import { scriptedModel } from '../src/testing/scripted-model.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { ToolError } from '../src/tools/tool-error.js';
+import { CompactTraceEncoder } from '../src/trace/compact-trace-encoder.js';
 import type { TraceEvent } from '../src/trace/events.js';
 import { replayTrace } from '../src/trace/replay.js';
 import { memoryTraceSink } from '../src/trace/sink.js';
@@ -664,6 +665,7 @@ const traceInput = fc.oneof(
       drop: fc.option(fc.nat(), { nil: undefined }),
       duplicate: fc.option(fc.nat(), { nil: undefined }),
       asFile: fc.boolean(),
+      compact: fc.boolean(),
     }),
   },
   {
@@ -677,6 +679,7 @@ const traceInput = fc.oneof(
         },
       ),
       asFile: fc.boolean(),
+      compact: fc.boolean(),
     }),
   },
   {
@@ -724,6 +727,11 @@ async function replayFuzzed(spec: TraceInput): Promise<void> {
         text = events.map((event) => JSON.stringify(event)).join('\n');
       } catch {
         text = undefined;
+      }
+      // What JSON can write, the compact encoding must write too, and the reader read back.
+      if (text !== undefined && spec.compact) {
+        const encoder = new CompactTraceEncoder();
+        text = events.map((event) => encoder.encode(event as TraceEvent)).join('');
       }
     }
   }

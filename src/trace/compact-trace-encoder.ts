@@ -65,6 +65,8 @@ export class CompactTraceEncoder {
 
   /** The text (one or two lines, each ending `\n`) that writes `event`. */
   encode(event: TraceEvent): string {
+    if (typeof event !== 'object' || event === null || Array.isArray(event))
+      return `${JSON.stringify(event)}\n`;
     const { v, runId, seq, at, type } = event as unknown as Record<string, unknown>;
     if (
       typeof runId !== 'string' ||
