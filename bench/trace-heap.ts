@@ -2,7 +2,10 @@
  * Heap growth of a 10,000-step run with the trace streamed to a JSONL file: every control on, the
  * transcript kept (it is the run's context), the trace not kept in memory.
  *
- *   node --expose-gc --import tsx bench/trace-heap.ts [--steps 10000]
+ *   node --expose-gc --import tsx bench/trace-heap.ts [--steps 10000] [--encoding plain|compact]
+ *
+ * Prints the trace's bytes per step and its size against the transcript's (the run's messages as
+ * JSON): what the trace costs beyond the conversation it records.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,8 +16,13 @@ import { jsonlTraceSink } from '../dist/node/index.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
-const index = process.argv.indexOf('--steps');
-const steps = index >= 0 ? Number(process.argv[index + 1]) : 10_000;
+const flag = (name: string) => {
+  const index = process.argv.indexOf(name);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+};
+const steps = Number(flag('--steps') ?? 10_000);
+const encoding = flag('--encoding') ?? 'plain';
+if (encoding !== 'plain' && encoding !== 'compact') throw new Error('--encoding is plain or compact');
 
 const dir = mkdtempSync(join(tmpdir(), 'reins-heap-'));
 const file = join(dir, 'trace.jsonl');
@@ -53,7 +61,7 @@ const model: Model = {
 
 gc();
 const before = process.memoryUsage().heapUsed;
-const sink = jsonlTraceSink(file);
+const sink = jsonlTraceSink(file, { encoding });
 const started = performance.now();
 const result = await runAgent({
   model,
@@ -71,8 +79,13 @@ sink.close();
 gc();
 const retained = process.memoryUsage().heapUsed;
 const mb = (bytes: number) => (bytes / 1_048_576).toFixed(1);
+const traceBytes = statSync(file).size;
+const transcriptBytes = Buffer.byteLength(JSON.stringify(result.messages));
 console.log(
-  `\n${steps.toLocaleString('en-US')}-step run, trace to JSONL (${mb(statSync(file).size)} MB on disk), outcome ${result.outcome.kind}, ${result.steps} steps in ${(elapsedMs / 1000).toFixed(2)} s (${((elapsedMs * 1000) / result.steps).toFixed(1)} µs/step)`,
+  `\n${steps.toLocaleString('en-US')}-step run, trace to ${encoding} JSONL (${mb(traceBytes)} MB on disk), outcome ${result.outcome.kind}, ${result.steps} steps in ${(elapsedMs / 1000).toFixed(2)} s (${((elapsedMs * 1000) / result.steps).toFixed(1)} µs/step)`,
+);
+console.log(
+  `  trace ${Math.round(traceBytes / result.steps).toLocaleString('en-US')} bytes/step; transcript ${mb(transcriptBytes)} MB (${Math.round(transcriptBytes / result.steps)} bytes/step): trace/transcript ${(traceBytes / transcriptBytes).toFixed(1)}×`,
 );
 console.log(`  heap growth at peak (sampled, before GC): ${mb(peakHeap - before)} MB`);
 console.log(
