@@ -36,11 +36,11 @@ export interface JsonlTraceSinkOptions {
 }
 
 /**
- * Writes trace events to a file, one a line, appending by default (`mode`), plain JSON objects or
+ * Writes trace events to a file, one a line, appending by default (`mode`), as plain JSON objects or
  * compact lines (`encoding`). Memory stays flat however long the run: nothing is kept once written
- * (the compact encoding keeps the last event of each type of each open run). A resumed run asks the file where its
- * trace ended (`nextSeq`), so events written past the last checkpoint by a crashed process never
- * share a `seq` with the resumed ones.
+ * (the compact encoding keeps the last event of each type of each open run). A resumed run asks the
+ * file where its trace ended (`nextSeq`), so events written past the last checkpoint by a crashed
+ * process never share a `seq` with the resumed ones.
  */
 export class JsonlTraceSink implements TraceSink {
   readonly path: string;

@@ -42,14 +42,23 @@ const maxOpenRuns = 10_000;
  * Writes trace events as compact JSONL lines (docs/trace-format.md): a header line per run segment
  * carries `v`, `runId` and the first `seq` and `at`; each event line after it names the header,
  * gives `at` as a delta, and writes only what changed since the last event of its type, nested
- * values as deltas too. Any line reading JSONL traces (`parseJsonlTrace`, `readJsonlTrace`) decodes
- * it back to the same events. An event the encoding cannot carry exactly (a `seq` that is not a
- * whole number, an `at` that is not finite) is written as a plain line.
+ * values as deltas too. The JSONL readers (`parseJsonlTrace`, `readJsonlTrace` from `reins/node`)
+ * decode it back to the same events. An event the encoding cannot carry exactly (a `seq` that is not
+ * a whole number, an `at` that is not finite) is written as a plain line. `jsonlTraceSink(path, {
+ * encoding: 'compact' })` uses one; use one directly to keep a trace somewhere else.
  *
  * @example
+ * import { CompactTraceEncoder, parseJsonlTrace, type TraceSink } from 'reins';
+ *
  * const encoder = new CompactTraceEncoder();
- * const text = events.map((event) => encoder.encode(event)).join('');
- * parseJsonlTrace(text).events; // deep-equal to `events` read back from plain JSON
+ * let text = '';
+ * const sink: TraceSink = {
+ *   write: (event) => {
+ *     text += encoder.encode(event);
+ *   },
+ * };
+ * // runAgent({ ..., trace: sink }), then later:
+ * const { events } = parseJsonlTrace(text);
  */
 export class CompactTraceEncoder {
   readonly #generateId: IdGenerator;

@@ -1,9 +1,9 @@
 /**
- * A JSON value written as a delta (a patch) on the value it replaces, for the compact trace encoding. A patch
- * applies to a base with the same keys in the same order (or an array of the same length); it is
- * `[mask, ...children]`, where the mask has one digit per key, in order: `0` the base's child is
- * kept, `1` the next child is the value itself, `2` the next child is a patch on the base's child.
- * Trailing `0`s are left off.
+ * A JSON value written as a delta on the value it replaces, for the compact trace encoding. A delta
+ * (a patch) applies to a base with the same keys in the same order, or to an array of the same
+ * length; it is `[mask, ...children]`, where the mask has one digit per key, in order: `0` the
+ * base's child is kept, `1` the next child is the value itself, `2` the next child is a patch on the
+ * base's child. Trailing `0`s are left off.
  */
 
 type JsonContainer = Record<string, unknown> | unknown[];
@@ -99,7 +99,10 @@ export function copyJson(value: unknown): unknown {
   return copy;
 }
 
-/** Sets an own property, `__proto__` included (JSON may hold that key; assigning it would set the prototype). */
+/**
+ * Sets an own property, `__proto__` included: JSON may hold that key, and assigning it would set the
+ * prototype instead.
+ */
 export function setOwn(target: object, key: string, value: unknown): void {
   if (key === '__proto__')
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });

@@ -11,6 +11,10 @@ export interface ParseJsonlTraceOptions {
  * Reads the text of a JSONL trace, plain or compact (docs/trace-format.md) or both mixed, as writers
  * appended it. A last line cut off by a crash is reported in `truncatedTail` and skipped; a bad line
  * anywhere else is a `ReinsError` (`invalid_trace`) naming its line number.
+ *
+ * @example
+ * const { events, truncatedTail } = parseJsonlTrace(await file.text(), { source: file.name });
+ * const runs = splitTrace(events);
  */
 export function parseJsonlTrace(
   text: string,
