@@ -91,7 +91,7 @@ export function applyJsonDelta(patch: unknown, base: unknown, depth = maxDepth):
 }
 
 /** A deep copy of parsed JSON. */
-export function copyJson(value: unknown): unknown {
+function copyJson(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(copyJson);
   const copy: Record<string, unknown> = {};
