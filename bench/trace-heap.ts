@@ -3,16 +3,21 @@
  * transcript kept (it is the run's context), the trace not kept in memory.
  *
  *   node --expose-gc --import tsx bench/trace-heap.ts [--steps 10000] [--encoding plain|compact]
+ *   node --expose-gc --import tsx bench/trace-heap.ts --json FILE   (both encodings, each in its own
+ *                                                                   process, figures to FILE)
  *
  * Prints the trace's bytes per step and its size against the transcript's (the run's messages as
  * JSON): what the trace costs beyond the conversation it records.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { defineTool, type Model, runAgent } from '../dist/index.js';
 import { jsonlTraceSink } from '../dist/node/index.js';
+import { benchMeta } from './stats.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
@@ -21,6 +26,44 @@ const flag = (name: string) => {
   return index >= 0 ? process.argv[index + 1] : undefined;
 };
 const steps = Number(flag('--steps') ?? 10_000);
+const jsonFile = flag('--json');
+if (jsonFile !== undefined && flag('--encoding') === undefined) {
+  // The parent: each encoding in a fresh process, one after the other.
+  const figures: Record<string, unknown> = {};
+  for (const encoding of ['plain', 'compact']) {
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        fileURLToPath(import.meta.url),
+        '--steps',
+        String(steps),
+        '--encoding',
+        encoding,
+        '--emit-json',
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const lines = out.trim().split('\n');
+    process.stdout.write(`${lines.slice(0, -1).join('\n')}\n`);
+    figures[encoding] = JSON.parse(lines.at(-1) as string);
+  }
+  const plain = figures['plain'] as Record<string, number>;
+  const results = {
+    meta: benchMeta(),
+    steps,
+    messages: plain['messages'],
+    transcriptBytes: plain['transcriptBytes'],
+    retainedBytes: plain['retainedBytes'],
+    elapsedMs: plain['elapsedMs'],
+    plain: figures['plain'],
+    compact: figures['compact'],
+  };
+  writeFileSync(jsonFile, `${JSON.stringify(results, null, 2)}\n`);
+  process.exit(0);
+}
 const encoding = flag('--encoding') ?? 'plain';
 if (encoding !== 'plain' && encoding !== 'compact') throw new Error('--encoding is plain or compact');
 
@@ -91,5 +134,19 @@ console.log(`  heap growth at peak (sampled, before GC): ${mb(peakHeap - before)
 console.log(
   `  heap growth retained after GC (transcript of ${result.messages.length.toLocaleString('en-US')} messages still referenced): ${mb(retained - before)} MB`,
 );
-console.log(`  goal: < 50 MB   ${peakHeap - before < 50 * 1_048_576 ? 'met' : 'NOT met'}`);
+console.log(`  goal: retained ≤ 10 MB   ${retained - before <= 10 * 1_048_576 ? 'met' : 'NOT met'}`);
+if (process.argv.includes('--emit-json'))
+  console.log(
+    JSON.stringify({
+      encoding,
+      steps: result.steps,
+      messages: result.messages.length,
+      bytes: traceBytes,
+      bytesPerStep: traceBytes / result.steps,
+      transcriptBytes,
+      retainedBytes: retained - before,
+      peakSampledBytes: peakHeap - before,
+      elapsedMs,
+    }),
+  );
 rmSync(dir, { recursive: true, force: true });
