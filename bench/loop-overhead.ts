@@ -243,8 +243,6 @@ interface Sample {
 }
 
 async function child(name: Contender, steps: number): Promise<void> {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('the child needs node --expose-gc');
   // Warm up on runs of at most 200 steps (the JIT does not need the full length), ≥ 2,000 steps in all.
   const warmSteps = Math.min(steps, 200);
   const warm = contender(name, warmSteps);
@@ -252,7 +250,8 @@ async function child(name: Contender, steps: number): Promise<void> {
   const once = contender(name, steps);
   // The full length once untimed too, when that is cheap (a 1,000-step peer run takes tens of seconds).
   if (steps <= 200) await once();
-  gc();
+  // No forced GC before timing (a full GC shrinks the young generation and the next runs pay for
+  // it); allocation is what the GC profiler saw freed plus the growth of the used heap.
   let runs = 0;
   let totalMs = 0;
   const profiler = new GCProfiler();
