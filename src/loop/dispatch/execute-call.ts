@@ -85,17 +85,33 @@ function awaitTool(
   });
 }
 
-/** What the tool is handed besides its input; its `signal` is made only if it reads it. */
+/**
+ * What the tool is handed besides its input. `signal` is made only if the tool reads it, by a getter
+ * on the class (an object literal with a getter costs a closure and an accessor per call). Spreading
+ * the context (`{ ...context }`) therefore leaves `signal` out: pass `context.signal` on by name.
+ */
+class CallContext implements ToolContext {
+  readonly actor: ToolContext['actor'];
+  readonly runId: string;
+  readonly step: number;
+  readonly callId: string;
+  readonly #watch: CallWatch;
+
+  constructor(job: CallJob, watch: CallWatch) {
+    this.actor = job.options.actor;
+    this.runId = job.options.runId;
+    this.step = job.step;
+    this.callId = job.call.id;
+    this.#watch = watch;
+  }
+
+  get signal(): AbortSignal {
+    return this.#watch.signal;
+  }
+}
+
 function toolContext(job: CallJob, watch: CallWatch): ToolContext {
-  return {
-    get signal() {
-      return watch.signal;
-    },
-    actor: job.options.actor,
-    runId: job.options.runId,
-    step: job.step,
-    callId: job.call.id,
-  };
+  return new CallContext(job, watch);
 }
 
 /** Stages 9 and 10 on the value the tool returned: output checks, then the result as the model sees it. */
