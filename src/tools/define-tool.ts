@@ -15,7 +15,10 @@ export interface Actor {
 
 /** What a tool's `execute` receives besides its input. */
 export interface ToolContext {
-  /** Aborted on timeout, cancellation, or a fatal sibling error. Pass it to every await. */
+  /**
+   * Aborted on timeout, cancellation, or a fatal sibling error. Pass it to every await. Made when
+   * first read (a getter), so `{ ...context }` does not copy it: pass `context.signal` by name.
+   */
   signal: AbortSignal;
   actor: Actor | undefined;
   runId: string;
