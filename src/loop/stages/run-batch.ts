@@ -12,30 +12,52 @@ import { BatchRuntime } from './batch-runtime.js';
  * with exactly what the model is shown. Ends the run on cancellation, the wall clock, a fatal tool
  * error or a failing output check.
  */
-export async function runBatch(
+export function runBatch(
   state: LoopState,
   step: number,
   calls: readonly ToolUseBlock[],
   plans: readonly CallPlan[],
-): Promise<CallSettlement[]> {
+): CallSettlement[] | Promise<CallSettlement[]> {
   const { setup } = state;
   const runtime = new BatchRuntime(setup.clock, state.run.signal, state.deadlines);
   state.batch = runtime;
   const batch: Batch = { state, step, calls, plans, runtime, fatal: undefined };
-  let settlements: CallSettlement[];
+  let running: CallSettlement | CallSettlement[] | Promise<CallSettlement | CallSettlement[]>;
   try {
-    // One call, the common batch: no worker closures.
-    if (plans.length === 1) {
-      const only = settleCall(batch, 0);
-      settlements = [only instanceof Promise ? await only : only];
-    } else
-      settlements = await mapConcurrent(plans, setup.limits.toolConcurrency, async (_plan, index) =>
-        settleCall(batch, index),
-      );
-  } finally {
-    state.batch = undefined;
-    runtime.dispose();
+    // One call, the common batch: no worker closures, and no promise when the tool is synchronous.
+    running =
+      plans.length === 1
+        ? settleCall(batch, 0)
+        : mapConcurrent(plans, setup.limits.toolConcurrency, async (_plan, index) =>
+            settleCall(batch, index),
+          );
+  } catch (thrown) {
+    endBatch(state, runtime);
+    throw thrown;
   }
+  if (!(running instanceof Promise)) return finishBatch(state, batch, running);
+  return running.then(
+    (settled) => finishBatch(state, batch, settled),
+    (thrown: unknown) => {
+      endBatch(state, runtime);
+      throw thrown;
+    },
+  );
+}
+
+function endBatch(state: LoopState, runtime: BatchRuntime): void {
+  state.batch = undefined;
+  runtime.dispose();
+}
+
+/** The batch is over: the run ends on cancellation, the wall clock or a fatal call. */
+function finishBatch(
+  state: LoopState,
+  batch: Batch,
+  settled: CallSettlement | CallSettlement[],
+): CallSettlement[] {
+  endBatch(state, batch.runtime);
+  const settlements = Array.isArray(settled) ? settled : [settled];
   if (state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
   const failed = batch.fatal;
   if (failed?.failure) throw new LoopStop({ kind: 'hard_error', ...failed.failure }, 'during-call');
