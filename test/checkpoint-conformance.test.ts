@@ -1,21 +1,28 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
+  applyCheckpointDeltas,
   type CheckpointCommit,
+  type CheckpointDelta,
   type CheckpointStore,
   diffRunStates,
   MemoryCheckpointStore,
 } from '../src/checkpoint/index.js';
 import { isConfigurationError, isReinsError } from '../src/errors/reins-error.js';
+import { resumeAgent } from '../src/loop/run-agent.js';
 import type { RunState } from '../src/loop/run-state.js';
 import type { Message } from '../src/model/content.js';
 import { SqliteCheckpointStore } from '../src/sqlite/sqlite-checkpoint-store.js';
+import { fakeClock } from '../src/testing/fake-clock.js';
+import { scriptedModel } from '../src/testing/scripted-model.js';
+import { defineTool } from '../src/tools/define-tool.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'reins-checkpoint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -162,7 +169,10 @@ describe('diffRunStates', () => {
       ['b', 3],
       ['c', 1],
     ]);
-    expect(delta.toolStats).toEqual({});
+    // What did not change is left out.
+    expect(delta.toolStats).toBeUndefined();
+    expect(delta.handoffs).toBeUndefined();
+    expect(delta.outcome).toBeUndefined();
     expect(delta.terminalFailures).toEqual({ from: 0, items: ['k'] });
     const truncated = { ...next, messages: [next.messages[0]!, text('user', 'other')] };
     expect(diffRunStates(next, truncated).messages).toEqual({ from: 1, items: [text('user', 'other')] });
@@ -662,5 +672,62 @@ process.stdout.write(JSON.stringify({ wins, refused }));
       thrown = error;
     }
     expect(isConfigurationError(thrown)).toBe(true);
+  });
+});
+
+// Frozen: a log written before deltas left out what did not change (every field in every delta, drift
+// windows whole). It must keep loading, and take new deltas on top.
+describe('a checkpoint log written by an older version', () => {
+  const log = JSON.parse(
+    readFileSync(new URL('./fixtures/checkpoint-log-v1.json', import.meta.url), 'utf8'),
+  ) as { snapshot: RunState; deltas: CheckpointDelta[]; state: RunState };
+
+  it('applies to the state the run returned', () => {
+    expect(json(applyCheckpointDeltas(log.snapshot, log.deltas))).toEqual(log.state);
+  });
+
+  it('loads from SQLite, and a resume commits new deltas on top of it', async () => {
+    const path = freshPath();
+    new SqliteCheckpointStore({ database: path }).close();
+    const raw = new Database(path);
+    raw
+      .prepare(
+        'INSERT INTO reins_checkpoints (run_id, status, step, state, updated_at, revision) VALUES (?, ?, ?, NULL, ?, ?)',
+      )
+      .run('v1-log', log.state.status, log.state.step, log.state.updatedAt, log.state.revision);
+    const row = raw.prepare(
+      'INSERT INTO reins_checkpoints_log (run_id, revision, snapshot, body) VALUES (?, ?, ?, ?)',
+    );
+    row.run('v1-log', log.snapshot.revision, 1, JSON.stringify(log.snapshot));
+    for (const delta of log.deltas) row.run('v1-log', delta.revision, 0, JSON.stringify(delta));
+    raw.close();
+    const store = new SqliteCheckpointStore({ database: path });
+    const loaded = store.load('v1-log') as RunState;
+    expect(json(loaded)).toEqual(log.state);
+    const sent: string[] = [];
+    const send = defineTool({
+      name: 'send',
+      description: 'Send a message.',
+      effect: 'write',
+      input: z.object({ to: z.string() }),
+      execute: ({ to }) => {
+        sent.push(to);
+        return { sent: to };
+      },
+    });
+    const outcome = log.state.outcome as { requests: { approvalId: string }[] };
+    const resumed = await resumeAgent(loaded, {
+      model: scriptedModel([{ text: 'Sent.' }]),
+      tools: [send],
+      maxSteps: 20,
+      clock: fakeClock(),
+      taint: { policies: { send: { caps: { maxCalls: 5 } } } },
+      approvals: outcome.requests.map((request) => ({ approvalId: request.approvalId, decision: 'approve' })),
+      checkpoint: store,
+    });
+    expect(resumed.outcome).toEqual({ kind: 'answered', text: 'Sent.' });
+    expect(sent).toEqual(['evil@example.com']);
+    expect(json(store.load('v1-log'))).toEqual(json(resumed.state));
+    store.close();
   });
 });

@@ -5,6 +5,7 @@ import type { Outcome } from '../loop/outcome.js';
 import type { Handoff, PendingBatch, RunState, ToolStats, TraceCursor } from '../loop/run-state.js';
 import type { Message } from '../model/content.js';
 import type { Usage } from '../model/model.js';
+import { driftSince } from './drift-slide.js';
 
 /** Items appended to a list since the last revision: the list is cut to `from`, then `items` follow. */
 export interface Appended<T> {
@@ -12,11 +13,21 @@ export interface Appended<T> {
   items: T[];
 }
 
+/** How a window moved since the last revision: its first `dropped` entries went, then `items` came. */
+export interface Slid<T> {
+  dropped: number;
+  items: T[];
+}
+
 /**
  * What changed in a {@link RunState} since the previous revision. Lists that only grow (the
  * transcript, terminal failures, handoffs, trusted values) carry their new tail; maps carry their
- * changed entries; small fields are carried whole. Applying every delta in order to the last
- * snapshot gives the latest state, field for field.
+ * changed entries; the drift windows carry how they slid; small fields are carried whole. Applying
+ * every delta in order to the last snapshot gives the latest state, field for field.
+ *
+ * What did not change is left out: an absent list or map appended or changed nothing, an absent
+ * `outcome` or `pending` is null, absent `taint` and `drift` are as before. (Deltas written before
+ * that carry every field; they load the same.)
  */
 export interface CheckpointDelta {
   revision: number;
@@ -30,37 +41,50 @@ export interface CheckpointDelta {
   toolErrors: number;
   elapsedMs: number;
   updatedAt: number;
-  outcome: Outcome | null;
-  pending: PendingBatch | null;
-  drift: DriftState | null;
+  outcome?: Outcome | null;
+  pending?: PendingBatch | null;
+  /** The drift windows whole; absent when unchanged or when `driftSlide` says how they moved. */
+  drift?: DriftState | null;
+  /** How the drift windows slid (a window left out did not move). */
+  driftSlide?: { actions?: Slid<string>; worldStates?: Slid<string> };
   trace: TraceCursor;
-  messages: Appended<Message>;
+  messages?: Appended<Message>;
   /** Repeat counts that changed (set, not added). */
-  repeatCounts: [string, number][];
-  taint: {
+  repeatCounts?: [string, number][];
+  /** The taint ledger's changes; absent or null when it has none. */
+  taint?: {
     untrustedResults: number;
-    trustedValues: Appended<string | TrustedFact>;
-    /** Absent in deltas written before private values existed. */
+    trustedValues?: Appended<string | TrustedFact>;
     privateValues?: Appended<string>;
-    /** The run-wide counts, whole (one per capped tool and plan entry). */
+    /** The run-wide counts, whole (one per capped tool and plan entry), when they changed. */
     counters?: [string, number][];
   } | null;
-  terminalFailures: Appended<string>;
+  terminalFailures?: Appended<string>;
   /** Per-tool stats that changed (replaced whole). */
-  toolStats: Record<string, ToolStats>;
-  handoffs: Appended<Handoff>;
+  toolStats?: Record<string, ToolStats>;
+  handoffs?: Appended<Handoff>;
 }
 
-function appendTo<T>(list: T[] | undefined, appended: Appended<T>, field: string): T[] {
-  const base = list ?? [];
-  if (appended.from > base.length)
+function appendTo<T>(list: T[], appended: Appended<T> | undefined, field: string): void {
+  if (appended === undefined) return;
+  if (appended.from > list.length)
     throw new ReinsError(
       'corrupt_state',
-      `checkpoint delta appends ${field} at ${appended.from} past ${base.length}`,
+      `checkpoint delta appends ${field} at ${appended.from} past ${list.length}`,
     );
-  base.length = appended.from;
-  for (const item of appended.items) base.push(item);
-  return base;
+  list.length = appended.from;
+  for (const item of appended.items) list.push(item);
+}
+
+function slideIn(window: string[], slid: Slid<string> | undefined, field: string): void {
+  if (slid === undefined) return;
+  if (slid.dropped > window.length)
+    throw new ReinsError(
+      'corrupt_state',
+      `checkpoint delta drops ${slid.dropped} of ${field} from ${window.length}`,
+    );
+  window.splice(0, slid.dropped);
+  for (const item of slid.items) window.push(item);
 }
 
 /**
@@ -68,22 +92,23 @@ function appendTo<T>(list: T[] | undefined, appended: Appended<T>, field: string
  * follow the revision before it; a gap or a list appended past its end is `corrupt_state`.
  */
 export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<CheckpointDelta>): RunState {
-  // Lists are copied once and grown in place, so replaying N deltas costs what they hold, not N².
-  let state: RunState = {
+  // One copy of the snapshot, its lists grown in place: replaying N deltas costs what they hold, not N².
+  const state: RunState = {
     ...snapshot,
     messages: [...snapshot.messages],
     terminalFailures: [...(snapshot.terminalFailures ?? [])],
     handoffs: [...(snapshot.handoffs ?? [])],
-    taint: snapshot.taint
-      ? {
-          ...snapshot.taint,
-          trustedValues: [...snapshot.taint.trustedValues],
-          ...(snapshot.taint.privateValues ? { privateValues: [...snapshot.taint.privateValues] } : {}),
-        }
-      : (snapshot.taint ?? null),
+    taint: snapshot.taint ? copiedTaint(snapshot.taint) : (snapshot.taint ?? null),
     // Null prototype: a tool named `__proto__` is a key, not a prototype.
     toolStats: Object.assign(Object.create(null) as Record<string, ToolStats>, snapshot.toolStats ?? {}),
   };
+  const messages = state.messages;
+  const terminalFailures = state.terminalFailures as string[];
+  const handoffs = state.handoffs as Handoff[];
+  const toolStats = state.toolStats as Record<string, ToolStats>;
+  let drift = state.drift
+    ? { actions: [...state.drift.actions], worldStates: [...state.drift.worldStates] }
+    : null;
   let repeatCounts: Map<string, number> | undefined;
   for (const delta of deltas) {
     const expected = (state.revision ?? 0) + 1;
@@ -92,52 +117,68 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
         'corrupt_state',
         `checkpoint delta revision ${String(delta.revision)} does not follow revision ${expected - 1}`,
       );
-    repeatCounts ??= new Map(state.repeatCounts);
-    for (const [key, count] of delta.repeatCounts) repeatCounts.set(key, count);
-    const toolStats = state.toolStats ?? {};
-    for (const [tool, stats] of Object.entries(delta.toolStats)) toolStats[tool] = stats;
-    state = {
-      ...state,
-      revision: delta.revision,
-      status: delta.status,
-      step: delta.step,
-      completedMessages: delta.completedMessages,
-      usage: delta.usage,
-      billedTokens: delta.billedTokens,
-      costUsd: delta.costUsd,
-      contextTokens: delta.contextTokens,
-      toolErrors: delta.toolErrors,
-      elapsedMs: delta.elapsedMs,
-      updatedAt: delta.updatedAt,
-      outcome: delta.outcome,
-      pending: delta.pending,
-      drift: delta.drift,
-      trace: delta.trace,
-      messages: appendTo(state.messages, delta.messages, 'messages'),
-      taint: delta.taint === null ? (state.taint ?? null) : appliedTaint(state.taint, delta.taint),
-      terminalFailures: appendTo(state.terminalFailures, delta.terminalFailures, 'terminalFailures'),
-      toolStats,
-      handoffs: appendTo(state.handoffs, delta.handoffs, 'handoffs'),
-    };
+    if (delta.repeatCounts !== undefined && delta.repeatCounts.length > 0) {
+      repeatCounts ??= new Map(state.repeatCounts);
+      for (const [key, count] of delta.repeatCounts) repeatCounts.set(key, count);
+    }
+    if (delta.toolStats !== undefined)
+      for (const [tool, stats] of Object.entries(delta.toolStats)) toolStats[tool] = stats;
+    state.revision = delta.revision;
+    state.status = delta.status;
+    state.step = delta.step;
+    state.completedMessages = delta.completedMessages;
+    state.usage = delta.usage;
+    state.billedTokens = delta.billedTokens;
+    state.costUsd = delta.costUsd;
+    state.contextTokens = delta.contextTokens;
+    state.toolErrors = delta.toolErrors;
+    state.elapsedMs = delta.elapsedMs;
+    state.updatedAt = delta.updatedAt;
+    state.outcome = delta.outcome ?? null;
+    state.pending = delta.pending ?? null;
+    if (delta.drift !== undefined)
+      drift = delta.drift && { actions: [...delta.drift.actions], worldStates: [...delta.drift.worldStates] };
+    else if (delta.driftSlide !== undefined) {
+      if (drift === null)
+        throw new ReinsError(
+          'corrupt_state',
+          'checkpoint delta slides drift windows the state does not have',
+        );
+      slideIn(drift.actions, delta.driftSlide.actions, 'drift.actions');
+      slideIn(drift.worldStates, delta.driftSlide.worldStates, 'drift.worldStates');
+    }
+    state.trace = delta.trace;
+    appendTo(messages, delta.messages, 'messages');
+    if (delta.taint) state.taint = appliedTaint(state.taint, delta.taint);
+    appendTo(terminalFailures, delta.terminalFailures, 'terminalFailures');
+    appendTo(handoffs, delta.handoffs, 'handoffs');
   }
+  state.drift = drift;
   if (repeatCounts) state.repeatCounts = [...repeatCounts];
   return state;
 }
 
+function copiedTaint(taint: NonNullable<RunState['taint']>): NonNullable<RunState['taint']> {
+  return {
+    ...taint,
+    trustedValues: [...taint.trustedValues],
+    ...(taint.privateValues ? { privateValues: [...taint.privateValues] } : {}),
+  };
+}
+
+/** The ledger after a delta's changes; `taint` is the applier's own copy, changed in place. */
 function appliedTaint(
   taint: RunState['taint'],
   delta: NonNullable<CheckpointDelta['taint']>,
 ): NonNullable<RunState['taint']> {
-  const next: NonNullable<RunState['taint']> = {
-    untrustedResults: delta.untrustedResults,
-    trustedValues: appendTo(taint?.trustedValues, delta.trustedValues, 'taint.trustedValues'),
-  };
-  const privateValues = delta.privateValues
-    ? appendTo(taint?.privateValues, delta.privateValues, 'taint.privateValues')
-    : taint?.privateValues;
-  if (privateValues !== undefined) next.privateValues = privateValues;
-  const counters = delta.counters ?? taint?.counters;
-  if (counters !== undefined) next.counters = counters;
+  const next: NonNullable<RunState['taint']> = taint ?? { untrustedResults: 0, trustedValues: [] };
+  next.untrustedResults = delta.untrustedResults;
+  appendTo(next.trustedValues, delta.trustedValues, 'taint.trustedValues');
+  if (delta.privateValues) {
+    next.privateValues ??= [];
+    appendTo(next.privateValues, delta.privateValues, 'taint.privateValues');
+  }
+  if (delta.counters !== undefined) next.counters = delta.counters;
   return next;
 }
 
@@ -159,13 +200,20 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-/** The new tail of a list: cut at the first item that differs, then what `next` has from there. */
-function appendedSince<T>(previous: readonly T[] | undefined, next: readonly T[] | undefined): Appended<T> {
+/**
+ * The new tail of a list: cut at the first item that differs, then what `next` has from there;
+ * undefined when `next` is `previous` with nothing changed.
+ */
+function appendedSince<T>(
+  previous: readonly T[] | undefined,
+  next: readonly T[] | undefined,
+): Appended<T> | undefined {
   const before = previous ?? [];
   const after = next ?? [];
   let from = 0;
   const common = Math.min(before.length, after.length);
   while (from < common && jsonEqual(before[from], after[from])) from++;
+  if (from === before.length && from === after.length) return undefined;
   return { from, items: after.slice(from) };
 }
 
@@ -173,21 +221,25 @@ function appendedSince<T>(previous: readonly T[] | undefined, next: readonly T[]
  * The delta that takes `previous` to `next`, for `revision = (previous.revision ?? 0) + 1`, in one
  * pass over both (for tests and tools; the loop builds its deltas as it goes). Lists carry their
  * tail after the longest common prefix (so a truncated list is cut, then refilled); repeat counts
- * and tool stats carry the entries whose value differs. What a delta cannot say is not said: a
- * repeat count or tool stat that disappears, taint that goes back to none, or a change of `runId`,
- * `system` or `startedAt` (write a snapshot for those). A state without `trace` gets
- * `{ segment: 0, nextSeq: 0 }`.
+ * and tool stats carry the entries whose value differs; what did not change is left out. What a
+ * delta cannot say is not said: a repeat count or tool stat that disappears, taint that goes back
+ * to none, or a change of `runId`, `system` or `startedAt` (write a snapshot for those). A state
+ * without `trace` gets `{ segment: 0, nextSeq: 0 }`.
  */
 export function diffRunStates(previous: RunState, next: RunState): CheckpointDelta {
   const before = new Map(previous.repeatCounts);
   const repeatCounts: [string, number][] = [];
   for (const [key, count] of next.repeatCounts)
     if (before.get(key) !== count) repeatCounts.push([key, count]);
-  const toolStats: Record<string, ToolStats> = {};
+  const toolStats = Object.create(null) as Record<string, ToolStats>;
+  let statsChanged = false;
   const previousStats = previous.toolStats ?? {};
   for (const [tool, stats] of Object.entries(next.toolStats ?? {}))
-    if (!jsonEqual(previousStats[tool], stats)) toolStats[tool] = stats;
-  return {
+    if (!Object.hasOwn(previousStats, tool) || !jsonEqual(previousStats[tool], stats)) {
+      toolStats[tool] = stats;
+      statsChanged = true;
+    }
+  const delta: CheckpointDelta = {
     revision: (previous.revision ?? 0) + 1,
     status: next.status,
     step: next.step,
@@ -199,24 +251,39 @@ export function diffRunStates(previous: RunState, next: RunState): CheckpointDel
     toolErrors: next.toolErrors,
     elapsedMs: next.elapsedMs,
     updatedAt: next.updatedAt,
-    outcome: next.outcome,
-    pending: next.pending ?? null,
-    drift: next.drift,
+    ...driftSince(previous.drift, next.drift),
     trace: next.trace ?? { segment: 0, nextSeq: 0 },
-    messages: appendedSince(previous.messages, next.messages),
-    repeatCounts,
-    taint: next.taint
-      ? {
-          untrustedResults: next.taint.untrustedResults,
-          trustedValues: appendedSince(previous.taint?.trustedValues, next.taint.trustedValues),
-          ...(next.taint.privateValues
-            ? { privateValues: appendedSince(previous.taint?.privateValues, next.taint.privateValues) }
-            : {}),
-          ...(next.taint.counters ? { counters: next.taint.counters } : {}),
-        }
-      : null,
-    terminalFailures: appendedSince(previous.terminalFailures, next.terminalFailures),
-    toolStats,
-    handoffs: appendedSince(previous.handoffs, next.handoffs),
   };
+  if (next.outcome !== null) delta.outcome = next.outcome;
+  if ((next.pending ?? null) !== null) delta.pending = next.pending ?? null;
+  const messages = appendedSince(previous.messages, next.messages);
+  if (messages) delta.messages = messages;
+  if (repeatCounts.length > 0) delta.repeatCounts = repeatCounts;
+  if (next.taint) {
+    const trustedValues = appendedSince(previous.taint?.trustedValues, next.taint.trustedValues);
+    const privateValues = appendedSince(previous.taint?.privateValues, next.taint.privateValues);
+    const counters =
+      next.taint.counters && !jsonEqual(previous.taint?.counters, next.taint.counters)
+        ? next.taint.counters
+        : undefined;
+    if (
+      trustedValues ||
+      privateValues ||
+      counters ||
+      !previous.taint ||
+      previous.taint.untrustedResults !== next.taint.untrustedResults
+    )
+      delta.taint = {
+        untrustedResults: next.taint.untrustedResults,
+        ...(trustedValues ? { trustedValues } : {}),
+        ...(privateValues ? { privateValues } : {}),
+        ...(counters ? { counters } : {}),
+      };
+  }
+  const terminalFailures = appendedSince(previous.terminalFailures, next.terminalFailures);
+  if (terminalFailures) delta.terminalFailures = terminalFailures;
+  if (statsChanged) delta.toolStats = toolStats;
+  const handoffs = appendedSince(previous.handoffs, next.handoffs);
+  if (handoffs) delta.handoffs = handoffs;
+  return delta;
 }

@@ -255,12 +255,13 @@ function parseDelta(row: LogRow, runId: string): CheckpointDelta {
     });
   }
   const delta = value as Partial<CheckpointDelta> | null;
+  // Lists and maps a delta did not change are left out of it (deltas written before that have them all).
   if (
     typeof delta !== 'object' ||
     delta === null ||
     delta.revision !== row.revision ||
-    !Array.isArray(delta.messages?.items) ||
-    !Array.isArray(delta.repeatCounts)
+    (delta.messages !== undefined && !Array.isArray(delta.messages?.items)) ||
+    (delta.repeatCounts !== undefined && !Array.isArray(delta.repeatCounts))
   )
     throw new ReinsError('corrupt_state', `checkpoint delta ${row.revision} for ${runId} is malformed`);
   return delta as CheckpointDelta;
