@@ -19,6 +19,14 @@ export type CheckpointCommit = {
   status: RunState['status'];
   step: number;
   updatedAt: number;
+  /**
+   * The write as JSON text, when the writer has it (the loop always does): what
+   * `JSON.stringify(snapshot)` or `JSON.stringify(delta)` gives, up to the order of keys, with the
+   * snapshot's `revision` this commit's. A store that keeps JSON writes this instead of serializing
+   * again; the loop makes it from each message's JSON, made once, so a snapshot of a long run costs
+   * a copy of its transcript rather than a serialization.
+   */
+  body?: string;
 } & ({ snapshot: RunState; delta?: undefined } | { delta: CheckpointDelta; snapshot?: undefined });
 
 /** A store's answer to a commit: applied, or refused because another writer moved the revision on. */
@@ -69,7 +77,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
     if (commit.snapshot) {
       this.#runs.set(commit.runId, {
         revision: commit.revision,
-        entries: [JSON.stringify({ ...commit.snapshot, revision: commit.revision })],
+        entries: [commit.body ?? JSON.stringify({ ...commit.snapshot, revision: commit.revision })],
       });
       return { ok: true };
     }
@@ -78,7 +86,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
         'corrupt_state',
         `checkpoint delta for ${commit.runId} has no snapshot to apply to`,
       );
-    run.entries.push(JSON.stringify(commit.delta));
+    run.entries.push(commit.body ?? JSON.stringify(commit.delta));
     run.revision = commit.revision;
     return { ok: true };
   }
@@ -92,11 +100,9 @@ export class MemoryCheckpointStore implements CheckpointStore {
   load(runId: string): RunState | undefined {
     const run = this.#runs.get(runId);
     if (!run) return undefined;
-    const [first, ...deltas] = run.entries;
-    const snapshot = assertRunState(JSON.parse(first as string));
-    return applyCheckpointDeltas(
-      snapshot,
-      deltas.map((delta) => JSON.parse(delta) as CheckpointDelta),
-    );
+    const snapshot = assertRunState(JSON.parse(run.entries[0] as string));
+    const deltas: CheckpointDelta[] = [];
+    for (let i = 1; i < run.entries.length; i++) deltas.push(JSON.parse(run.entries[i] as string));
+    return applyCheckpointDeltas(snapshot, deltas);
   }
 }

@@ -1,3 +1,4 @@
+import type { TranscriptJson } from '../checkpoint/transcript-json.js';
 import { DriftMonitor } from '../controls/drift-monitor.js';
 import { PriceMemo } from '../controls/price.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
@@ -28,9 +29,14 @@ export interface Committed {
   handoffs: number;
   trustedValues: number;
   privateValues: number;
-  /** Serialized bytes of the deltas since the last snapshot, and of that snapshot. */
-  deltaBytes: number;
-  snapshotBytes: number;
+  untrustedResults: number;
+  counters: [string, number][];
+  drift: RunState['drift'];
+  /** Each committed message's JSON, made once for this segment's deltas and snapshots. */
+  transcript: TranscriptJson;
+  /** JSON characters of the deltas since the last snapshot, and of that snapshot. */
+  deltaChars: number;
+  snapshotChars: number;
 }
 
 /** The request one step sends, after `prepareStep`. */

@@ -104,7 +104,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.#commit = db.transaction((commit: CheckpointCommit) => this.#commitIn(commit));
     this.#save = db.transaction((state: RunState) => {
       const revision = (this.#head.get(state.runId)?.revision ?? 0) + 1;
-      this.#writeSnapshot(state.runId, revision, { ...state, revision });
+      this.#writeSnapshot(state.runId, revision, JSON.stringify({ ...state, revision }));
       this.#upsert.run(state.runId, state.status, state.step, this.#noState, state.updatedAt, revision);
     });
     this.#load = db.transaction((runId: string) => this.#loadIn(runId));
@@ -174,7 +174,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
     if (head && head.revision !== commit.expectedRevision)
       return { ok: false, currentRevision: head.revision };
     if (commit.snapshot) {
-      this.#writeSnapshot(commit.runId, commit.revision, { ...commit.snapshot, revision: commit.revision });
+      this.#writeSnapshot(
+        commit.runId,
+        commit.revision,
+        commit.body ?? JSON.stringify({ ...commit.snapshot, revision: commit.revision }),
+      );
     } else {
       if (head?.legacy) {
         // A row from before revisions: its whole state becomes the log's base snapshot.
@@ -186,7 +190,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
           `checkpoint delta for ${commit.runId} has no snapshot to apply to`,
         );
       }
-      this.#append.run(commit.runId, commit.revision, 0, JSON.stringify(commit.delta));
+      this.#append.run(commit.runId, commit.revision, 0, commit.body ?? JSON.stringify(commit.delta));
     }
     this.#upsert.run(
       commit.runId,
@@ -199,9 +203,9 @@ export class SqliteCheckpointStore implements CheckpointStore {
     return { ok: true };
   }
 
-  #writeSnapshot(runId: string, revision: number, state: RunState): void {
+  #writeSnapshot(runId: string, revision: number, body: string): void {
     this.#clearLog.run(runId);
-    this.#append.run(runId, revision, 1, JSON.stringify(state));
+    this.#append.run(runId, revision, 1, body);
   }
 
   #loadIn(runId: string): RunState | undefined {

@@ -1,9 +1,15 @@
 import type { CheckpointDelta } from '../../checkpoint/checkpoint-delta.js';
-import { type CheckpointCommit, isRevisionedStore } from '../../checkpoint/checkpoint-store.js';
+import {
+  type CheckpointCommit,
+  isRevisionedStore,
+  type LegacyCheckpointStore,
+} from '../../checkpoint/checkpoint-store.js';
+import { deltaJson } from '../../checkpoint/delta-json.js';
+import { driftSince } from '../../checkpoint/drift-slide.js';
+import { runStateJson, TranscriptJson } from '../../checkpoint/transcript-json.js';
 import { errorInfo } from '../../errors/error-info.js';
-import type { Message } from '../../model/content.js';
-import { guard } from '../boundary.js';
-import { type LoopState, toRunState } from '../loop-state.js';
+import { type Guarded, guard } from '../boundary.js';
+import { type Committed, type LoopState, toRunState } from '../loop-state.js';
 import { LoopStop } from '../loop-stop.js';
 import type { Outcome } from '../outcome.js';
 import type { RunState, ToolStats } from '../run-state.js';
@@ -21,16 +27,8 @@ function remember(runId: string, revision: number, running: boolean): void {
   if (resumedHere.size > resumedHereLimit) resumedHere.delete(resumedHere.keys().next().value as string);
 }
 
-/** Fixed fields of a delta, weighed like this many tokens when deciding when to snapshot. */
-const deltaOverheadTokens = 64;
-/** Runs shorter than this many tokens of transcript write one snapshot and deltas after it. */
-const snapshotFloorTokens = 2_000;
-
-function messageTokens(state: LoopState, messages: readonly Message[], from: number): number {
-  let tokens = 0;
-  for (let i = from; i < messages.length; i++) tokens += state.setup.counter.message(messages[i] as Message);
-  return tokens;
-}
+/** Until the last snapshot is this long (JSON characters), deltas may add up to this much before the next. */
+const snapshotFloorChars = 8_000;
 
 /**
  * Claim the run before this segment's first model call or tool execution: the next revision,
@@ -39,8 +37,12 @@ function messageTokens(state: LoopState, messages: readonly Message[], from: num
  * second resume that would run something ends `stale_state`. Held trace events are written once
  * the claim holds.
  */
-export async function ensureClaimed(state: LoopState): Promise<void> {
+export function ensureClaimed(state: LoopState): void | Promise<void> {
   if (state.claimed) return;
+  return claim(state);
+}
+
+async function claim(state: LoopState): Promise<void> {
   const refused = await claimRun(state);
   if (refused) throw new LoopStop(refused, 'before-call');
   state.claimed = true;
@@ -74,8 +76,13 @@ async function claimRun(state: LoopState): Promise<Outcome | undefined> {
 }
 
 /** The step's checkpoint: what changed since the last one. */
-export async function commitStep(state: LoopState): Promise<void> {
-  const refused = await commit(state, 'running', null, false);
+export function commitStep(state: LoopState): void | Promise<void> {
+  const refused = commit(state, 'running', null, false);
+  if (refused instanceof Promise) return refused.then((answer) => stepCommitted(state, answer));
+  stepCommitted(state, refused);
+}
+
+function stepCommitted(state: LoopState, refused: Refusal | undefined): void {
   if (refused)
     throw new LoopStop(
       { kind: 'stale_state', revision: state.revision, currentRevision: refused.currentRevision },
@@ -95,29 +102,68 @@ export async function commitEnd(state: LoopState, outcome: Outcome): Promise<Run
   return toRunState(state, 'ended', outcome);
 }
 
-async function commit(
+type Refusal = { currentRevision: number };
+
+/**
+ * One checkpoint write at the next revision; a refusal comes back as a value. Synchronous when the
+ * store is, so a step with an in-memory or SQLite store pays no promise for its checkpoint.
+ */
+function commit(
   state: LoopState,
   status: RunState['status'],
   outcome: Outcome | null,
   claim: boolean,
-): Promise<{ currentRevision: number } | undefined> {
+): Refusal | undefined | Promise<Refusal | undefined> {
   const { setup } = state;
   const store = setup.checkpoint;
   const revision = state.revision + 1;
   if (!store || !isRevisionedStore(store)) {
-    if (store) {
-      const full = toRunState(state, status, outcome);
-      full.revision = revision;
-      const saved = await guard('checkpoint', () => store.save(full), state.run.signal);
-      if (!saved.ok) throw LoopStop.from(saved, 'after-results');
-    }
+    if (store) return saveWhole(state, store, status, outcome, revision);
     state.revision = revision;
     if (setup.exactlyOnce) remember(setup.runId, revision, status === 'running');
     return undefined;
   }
-  const body = writeOf(state, status, outcome, revision, claim);
-  const result = await guard('checkpoint', () => store.commit(body), state.run.signal);
-  if (!result.ok) throw LoopStop.from(result, 'after-results');
+  let write: CheckpointCommit;
+  try {
+    write = writeOf(state, status, outcome, revision, claim);
+  } catch (thrown) {
+    // What cannot be serialized cannot be checkpointed: the store's failure, as if it had thrown.
+    state.committed = undefined;
+    throw new LoopStop(
+      { kind: 'hard_error', source: 'checkpoint', error: errorInfo(thrown) },
+      'after-results',
+    );
+  }
+  const result = guard('checkpoint', () => store.commit(write), state.run.signal);
+  return result instanceof Promise
+    ? result.then((answer) => settled(state, revision, answer))
+    : settled(state, revision, result);
+}
+
+/** The older contract: the whole state on every save. */
+async function saveWhole(
+  state: LoopState,
+  store: LegacyCheckpointStore,
+  status: RunState['status'],
+  outcome: Outcome | null,
+  revision: number,
+): Promise<undefined> {
+  const full = toRunState(state, status, outcome);
+  full.revision = revision;
+  const saved = await guard('checkpoint', () => store.save(full), state.run.signal);
+  if (!saved.ok) throw LoopStop.from(saved, 'after-results');
+  state.revision = revision;
+  if (state.setup.exactlyOnce) remember(state.setup.runId, revision, status === 'running');
+  return undefined;
+}
+
+/** The store's answer to a write: the new revision, a refusal, or the run's end. */
+function settled(state: LoopState, revision: number, result: Guarded<unknown>): Refusal | undefined {
+  // Whatever the store did with a write it did not take, the next one is a whole snapshot.
+  if (!result.ok) {
+    state.committed = undefined;
+    throw LoopStop.from(result, 'after-results');
+  }
   let ok: unknown;
   let current: unknown;
   try {
@@ -125,31 +171,38 @@ async function commit(
     ok = answer?.ok;
     current = answer?.currentRevision;
   } catch (thrown) {
+    state.committed = undefined;
     throw new LoopStop(
       { kind: 'hard_error', source: 'checkpoint', error: errorInfo(thrown) },
       'after-results',
     );
   }
-  if (ok !== true) {
-    if (ok !== false)
-      throw new LoopStop(
-        {
-          kind: 'hard_error',
-          source: 'checkpoint',
-          error: {
-            name: 'InvalidCommit',
-            message: 'checkpoint.commit() must return { ok: true } or { ok: false, currentRevision }',
-          },
-        },
-        'after-results',
-      );
-    return { currentRevision: typeof current === 'number' ? current : -1 };
+  if (ok === true) {
+    state.revision = revision;
+    return undefined;
   }
-  state.revision = revision;
-  return undefined;
+  state.committed = undefined;
+  if (ok !== false)
+    throw new LoopStop(
+      {
+        kind: 'hard_error',
+        source: 'checkpoint',
+        error: {
+          name: 'InvalidCommit',
+          message: 'checkpoint.commit() must return { ok: true } or { ok: false, currentRevision }',
+        },
+      },
+      'after-results',
+    );
+  return { currentRevision: typeof current === 'number' ? current : -1 };
 }
 
-/** A snapshot when this segment has none yet or the deltas outweigh the last one; a delta otherwise. */
+/**
+ * A delta of what changed since the last checkpoint, or a snapshot: when this segment has none yet,
+ * a list it keeps shrank, or the deltas since the last snapshot would outweigh it in JSON (so `load`
+ * reads at most about twice the state). A snapshot joins the messages' JSON made for the deltas, so
+ * rewriting it costs a copy of the transcript and a serialization of the rest.
+ */
 function writeOf(
   state: LoopState,
   status: RunState['status'],
@@ -157,64 +210,74 @@ function writeOf(
   revision: number,
   claim: boolean,
 ): CheckpointCommit {
-  const { setup } = state;
-  const head = {
-    runId: setup.runId,
-    expectedRevision: state.revision,
-    revision,
-    status,
-    step: state.completedSteps,
-    updatedAt: setup.clock.now(),
-  };
-  const committed = state.committed;
-  const added = committed
-    ? messageTokens(state, state.messages, Math.min(committed.messages, state.messages.length))
-    : 0;
+  const last = state.committed;
   if (
     claim ||
-    !committed ||
-    state.messages.length < committed.messages ||
-    committed.deltaBytes + added + deltaOverheadTokens >
-      Math.max(committed.snapshotBytes, snapshotFloorTokens)
-  ) {
-    const snapshot = toRunState(state, status, outcome);
-    snapshot.revision = revision;
-    state.repeats?.takeChanges();
-    state.changedStats.clear();
-    state.committed = {
-      messages: state.messages.length,
-      terminalFailures: state.terminalList.length,
-      handoffs: state.handoffs.length,
-      trustedValues: state.taint.trustedValueCount,
-      privateValues: state.taint.privateValueCount,
-      deltaBytes: 0,
-      snapshotBytes: messageTokens(state, state.messages, 0),
-    };
-    // The snapshot's lists are the live ones: a store must serialize before it resolves.
-    return { ...head, snapshot };
-  }
-  const delta = deltaOf(state, status, outcome, revision);
-  committed.messages = state.messages.length;
-  committed.terminalFailures = state.terminalList.length;
-  committed.handoffs = state.handoffs.length;
-  committed.trustedValues = state.taint.trustedValueCount;
-  committed.privateValues = state.taint.privateValueCount;
-  committed.deltaBytes += added + deltaOverheadTokens;
-  return { ...head, delta };
+    last === undefined ||
+    state.messages.length < last.messages ||
+    state.terminalList.length < last.terminalFailures ||
+    state.handoffs.length < last.handoffs ||
+    state.taint.trustedValueCount < last.trustedValues ||
+    state.taint.privateValueCount < last.privateValues
+  )
+    return snapshotOf(state, status, outcome, revision, last?.transcript);
+  const write = deltaOf(state, last, status, outcome, revision);
+  const chars = (write.body as string).length;
+  if (last.deltaChars + chars > Math.max(last.snapshotChars, snapshotFloorChars))
+    return snapshotOf(state, status, outcome, revision, last.transcript);
+  last.deltaChars += chars;
+  return write;
 }
 
-function deltaOf(
+function snapshotOf(
   state: LoopState,
   status: RunState['status'],
   outcome: Outcome | null,
   revision: number,
-): CheckpointDelta {
-  const committed = state.committed as NonNullable<LoopState['committed']>;
-  const now = state.setup.clock.now();
-  const toolStats: Record<string, ToolStats> = {};
-  for (const tool of state.changedStats) toolStats[tool] = state.toolStats[tool] as ToolStats;
+  transcript = new TranscriptJson(),
+): CheckpointCommit {
+  const snapshot = toRunState(state, status, outcome);
+  snapshot.revision = revision;
+  state.repeats?.takeChanges();
   state.changedStats.clear();
+  const body = runStateJson(snapshot, transcript);
+  const taint = snapshot.taint as NonNullable<RunState['taint']>;
+  state.committed = {
+    messages: state.messages.length,
+    terminalFailures: state.terminalList.length,
+    handoffs: state.handoffs.length,
+    trustedValues: state.taint.trustedValueCount,
+    privateValues: state.taint.privateValueCount,
+    untrustedResults: taint.untrustedResults,
+    counters: taint.counters ?? [],
+    drift: snapshot.drift,
+    transcript,
+    deltaChars: 0,
+    snapshotChars: body.length,
+  };
   return {
+    runId: state.setup.runId,
+    expectedRevision: state.revision,
+    revision,
+    status,
+    step: state.completedSteps,
+    updatedAt: snapshot.updatedAt,
+    // The snapshot's lists are the live ones: a store that does not take `body` serializes before it resolves.
+    snapshot,
+    body,
+  };
+}
+
+/** What changed since `last`, which it moves on to this write. */
+function deltaOf(
+  state: LoopState,
+  last: Committed,
+  status: RunState['status'],
+  outcome: Outcome | null,
+  revision: number,
+): CheckpointCommit {
+  const now = state.setup.clock.now();
+  const delta: CheckpointDelta = {
     revision,
     status,
     step: state.completedSteps,
@@ -226,33 +289,95 @@ function deltaOf(
     toolErrors: state.toolErrors,
     elapsedMs: Math.max(0, now - state.startedAt),
     updatedAt: now,
-    outcome,
-    pending: state.pending,
-    drift: state.drift ? state.drift.state() : null,
     trace: state.trace.cursor(),
-    messages: { from: committed.messages, items: state.messages.slice(committed.messages) },
-    repeatCounts: state.repeats ? state.repeats.takeChanges() : [],
-    taint: {
-      untrustedResults: state.taint.untrustedResults,
-      trustedValues: {
-        from: committed.trustedValues,
-        items: state.taint.trustedValuesFrom(committed.trustedValues),
-      },
-      ...(state.taint.privateValueCount > 0
-        ? {
-            privateValues: {
-              from: committed.privateValues,
-              items: state.taint.privateValuesFrom(committed.privateValues),
-            },
-          }
-        : {}),
-      ...(state.taint.counters().length > 0 ? { counters: state.taint.counters() } : {}),
-    },
-    terminalFailures: {
-      from: committed.terminalFailures,
-      items: state.terminalList.slice(committed.terminalFailures),
-    },
-    toolStats,
-    handoffs: { from: committed.handoffs, items: state.handoffs.slice(committed.handoffs) },
   };
+  if (outcome !== null) delta.outcome = outcome;
+  if (state.pending !== null) delta.pending = state.pending;
+  if (state.drift) {
+    const drift = state.drift.state();
+    const moved = driftSince(last.drift, drift);
+    if (moved.driftSlide) delta.driftSlide = moved.driftSlide;
+    else if (moved.drift !== undefined) delta.drift = moved.drift;
+    last.drift = drift;
+  }
+  const repeatCounts = state.repeats?.takeChanges();
+  if (repeatCounts !== undefined && repeatCounts.length > 0) delta.repeatCounts = repeatCounts;
+  const taint = taintSince(state, last);
+  if (taint) delta.taint = taint;
+  if (state.terminalList.length > last.terminalFailures) {
+    delta.terminalFailures = {
+      from: last.terminalFailures,
+      items: state.terminalList.slice(last.terminalFailures),
+    };
+    last.terminalFailures = state.terminalList.length;
+  }
+  if (state.changedStats.size > 0) {
+    // Null prototype: a tool named `__proto__` is a key, not a prototype.
+    const toolStats = Object.create(null) as Record<string, ToolStats>;
+    for (const tool of state.changedStats) toolStats[tool] = state.toolStats[tool] as ToolStats;
+    state.changedStats.clear();
+    delta.toolStats = toolStats;
+  }
+  if (state.handoffs.length > last.handoffs) {
+    delta.handoffs = { from: last.handoffs, items: state.handoffs.slice(last.handoffs) };
+    last.handoffs = state.handoffs.length;
+  }
+  // The new messages' JSON is made once, and kept for the snapshots that follow.
+  let messageJson: string[] | undefined;
+  if (state.messages.length > last.messages) {
+    const from = last.messages;
+    messageJson = last.transcript.since(state.messages, from);
+    delta.messages = { from, items: state.messages.slice(from) };
+    last.messages = state.messages.length;
+  }
+  const body = deltaJson(delta, messageJson);
+  return {
+    runId: state.setup.runId,
+    expectedRevision: state.revision,
+    revision,
+    status,
+    step: state.completedSteps,
+    updatedAt: now,
+    delta,
+    body,
+  };
+}
+
+/** The taint ledger's changes since `last` (which moves on), or undefined when it has none. */
+function taintSince(state: LoopState, last: Committed): CheckpointDelta['taint'] {
+  const ledger = state.taint;
+  const counters = ledger.counters();
+  const countersChanged = !sameEntries(last.counters, counters);
+  if (
+    !countersChanged &&
+    ledger.untrustedResults === last.untrustedResults &&
+    ledger.trustedValueCount === last.trustedValues &&
+    ledger.privateValueCount === last.privateValues
+  )
+    return undefined;
+  const taint: NonNullable<CheckpointDelta['taint']> = { untrustedResults: ledger.untrustedResults };
+  if (ledger.trustedValueCount > last.trustedValues) {
+    taint.trustedValues = { from: last.trustedValues, items: ledger.trustedValuesFrom(last.trustedValues) };
+    last.trustedValues = ledger.trustedValueCount;
+  }
+  if (ledger.privateValueCount > last.privateValues) {
+    taint.privateValues = { from: last.privateValues, items: ledger.privateValuesFrom(last.privateValues) };
+    last.privateValues = ledger.privateValueCount;
+  }
+  if (countersChanged) {
+    taint.counters = counters;
+    last.counters = counters;
+  }
+  last.untrustedResults = ledger.untrustedResults;
+  return taint;
+}
+
+function sameEntries(before: readonly [string, number][], after: readonly [string, number][]): boolean {
+  if (before.length !== after.length) return false;
+  for (let i = 0; i < before.length; i++) {
+    const [key, count] = before[i] as [string, number];
+    const [nextKey, nextCount] = after[i] as [string, number];
+    if (key !== nextKey || count !== nextCount) return false;
+  }
+  return true;
 }
