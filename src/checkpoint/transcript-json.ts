@@ -43,7 +43,7 @@ export class TranscriptJson {
 }
 
 /** `objectJson` (the JSON of an object) with one more member, whose value is JSON already. */
-function withMember(objectJson: string, key: string, valueJson: string): string {
+export function withMember(objectJson: string, key: string, valueJson: string): string {
   const member = `${JSON.stringify(key)}:${valueJson}`;
   return objectJson === '{}' ? `{${member}}` : `${objectJson.slice(0, -1)},${member}}`;
 }

@@ -4,9 +4,8 @@ import {
   isRevisionedStore,
   type LegacyCheckpointStore,
 } from '../../checkpoint/checkpoint-store.js';
-import { deltaJson } from '../../checkpoint/delta-json.js';
 import { driftSince } from '../../checkpoint/drift-slide.js';
-import { runStateJson, TranscriptJson } from '../../checkpoint/transcript-json.js';
+import { runStateJson, TranscriptJson, withMember } from '../../checkpoint/transcript-json.js';
 import { errorInfo } from '../../errors/error-info.js';
 import { type Guarded, guard } from '../boundary.js';
 import { type Committed, type LoopState, toRunState } from '../loop-state.js';
@@ -322,15 +321,15 @@ function deltaOf(
     delta.handoffs = { from: last.handoffs, items: state.handoffs.slice(last.handoffs) };
     last.handoffs = state.handoffs.length;
   }
-  // The new messages' JSON is made once, and kept for the snapshots that follow.
-  let messageJson: string[] | undefined;
+  let body = JSON.stringify(delta);
+  // The new messages go in last, as the JSON each message gets once (kept for the snapshots after).
   if (state.messages.length > last.messages) {
     const from = last.messages;
-    messageJson = last.transcript.since(state.messages, from);
+    const items = last.transcript.since(state.messages, from);
     delta.messages = { from, items: state.messages.slice(from) };
+    body = withMember(body, 'messages', `{"from":${from},"items":[${items.join(',')}]}`);
     last.messages = state.messages.length;
   }
-  const body = deltaJson(delta, messageJson);
   return {
     runId: state.setup.runId,
     expectedRevision: state.revision,
