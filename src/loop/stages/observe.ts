@@ -179,5 +179,7 @@ export function endStep(state: LoopState, step: number): Promise<void> | undefin
         toolErrors: state.toolErrors,
       })
     : undefined;
-  return written ? written.then(() => commitStep(state)) : commitStep(state);
+  if (written) return written.then(() => commitStep(state));
+  const committed = commitStep(state);
+  return committed instanceof Promise ? committed : undefined;
 }
