@@ -14,6 +14,8 @@
  *   memory-checkpoint  MemoryCheckpointStore, 50 / 200 / 1,000 / 5,000 steps
  *   sqlite-checkpoint  SqliteCheckpointStore on a temp file, 50 / 1,000 / 5,000 steps
  *   no-store           200 / 1,000 / 5,000 / 50,000 steps, no checkpoint store
+ *   no-trace           50 / 1,000 / 50,000 steps, no store and no trace sink: the loop alone (a
+ *                      memory trace of 50,000 steps holds ~450,000 events, whose GC grows the step)
  *
  * µs/step = time inside runAgent / (runs × (steps + 1) model calls). For `loop` the child also
  * reports V8 heap bytes allocated per step (v8.GCProfiler: Δ used heap + what each GC freed;
@@ -43,13 +45,14 @@ import {
 } from '../dist/index.js';
 import { benchMeta, median } from './stats.js';
 
-const configs = ['loop', 'memory-checkpoint', 'sqlite-checkpoint', 'no-store'] as const;
+const configs = ['loop', 'memory-checkpoint', 'sqlite-checkpoint', 'no-store', 'no-trace'] as const;
 type Config = (typeof configs)[number];
 const stepsFor: Record<Config, number[]> = {
   loop: [50],
   'memory-checkpoint': [50, 200, 1_000, 5_000],
   'sqlite-checkpoint': [50, 1_000, 5_000],
   'no-store': [200, 1_000, 5_000, 50_000],
+  'no-trace': [50, 1_000, 50_000],
 };
 /** Runs per child: about 10,000 steps' worth, one run from 5,000 steps. */
 const runsFor = (steps: number) => (steps >= 5_000 ? 1 : Math.min(200, Math.floor(10_000 / steps)));
@@ -150,7 +153,7 @@ async function child(config: Config, steps: number, runs: number): Promise<void>
       prices: { '*': { inputUsdPerMillionTokens: 3, outputUsdPerMillionTokens: 15 } },
       maxWallMs: 3_600_000,
       maxToolErrors: 10,
-      trace,
+      ...(config === 'no-trace' ? {} : { trace }),
       ...(store ? { checkpoint: store as MemoryCheckpointStore } : {}),
     });
     const elapsed = performance.now() - started;
@@ -160,7 +163,7 @@ async function child(config: Config, steps: number, runs: number): Promise<void>
     if (result.outcome.kind !== 'answered') fail(`outcome ${JSON.stringify(result.outcome)}`);
     if (result.steps !== n + 1) fail(`${result.steps} model calls, expected ${n + 1}`);
     if (result.toolErrors !== 0) fail(`${result.toolErrors} tool errors`);
-    if (trace.events.length < n) fail(`${trace.events.length} trace events`);
+    if (config !== 'no-trace' && trace.events.length < n) fail(`${trace.events.length} trace events`);
     if (store) {
       const saved = (await store.load(result.runId)) as
         | { status: string; step: number; messages: unknown[] }
@@ -181,7 +184,7 @@ async function child(config: Config, steps: number, runs: number): Promise<void>
     const warmSteps = Math.min(steps, 200);
     const warmResponses = responsesFor(warmSteps);
     // (2,000 with a store: a durable commit per step makes 20,000 warm-up steps take seconds.)
-    const warmTotal = config === 'loop' || config === 'no-store' ? 20_000 : 2_000;
+    const warmTotal = config === 'loop' || config === 'no-store' || config === 'no-trace' ? 20_000 : 2_000;
     for (let i = 0; i < Math.max(3, Math.floor(warmTotal / warmSteps)); i++)
       await oneRun(warmSteps, warmResponses);
 
