@@ -5,6 +5,7 @@ import type { Outcome } from '../loop/outcome.js';
 import type { Handoff, PendingBatch, RunState, ToolStats, TraceCursor } from '../loop/run-state.js';
 import type { Message } from '../model/content.js';
 import type { Usage } from '../model/model.js';
+import { scalarsOf, statsSince, traceSince, usageSince, writeScalarsSince } from './delta-fields.js';
 import { driftSince } from './drift-slide.js';
 
 /** Items appended to a list since the last revision: the list is cut to `from`, then `items` follow. */
@@ -22,32 +23,35 @@ export interface Slid<T> {
 /**
  * What changed in a {@link RunState} since the previous revision. Lists that only grow (the
  * transcript, terminal failures, handoffs, trusted values) carry their new tail; maps carry their
- * changed entries; the drift windows carry how they slid; small fields are carried whole. Applying
- * every delta in order to the last snapshot gives the latest state, field for field.
+ * changed entries; the drift windows carry how they slid; usage, tool stats and the trace cursor
+ * carry the counts that changed; other fields are carried whole. Applying every delta in order to
+ * the last snapshot gives the latest state, field for field.
  *
- * What did not change is left out: an absent list or map appended or changed nothing, an absent
- * `outcome` or `pending` is null, absent `taint` and `drift` are as before. (Deltas written before
- * that carry every field; they load the same.)
+ * What did not change is left out: an absent field, list or map is as before, except `outcome`
+ * and `pending`, which are null when absent. (Deltas written before that carry every field whole;
+ * they load the same.)
  */
 export interface CheckpointDelta {
   revision: number;
-  status: RunState['status'];
-  step: number;
-  completedMessages: number;
-  usage: Usage;
-  billedTokens: number;
-  costUsd: number;
-  contextTokens: number;
-  toolErrors: number;
-  elapsedMs: number;
-  updatedAt: number;
+  status?: RunState['status'];
+  step?: number;
+  completedMessages?: number;
+  /** The counts that changed. */
+  usage?: Partial<Usage>;
+  billedTokens?: number;
+  costUsd?: number;
+  contextTokens?: number;
+  toolErrors?: number;
+  elapsedMs?: number;
+  updatedAt?: number;
   outcome?: Outcome | null;
   pending?: PendingBatch | null;
   /** The drift windows whole; absent when unchanged or when `driftSlide` says how they moved. */
   drift?: DriftState | null;
   /** How the drift windows slid (a window left out did not move). */
   driftSlide?: { actions?: Slid<string>; worldStates?: Slid<string> };
-  trace: TraceCursor;
+  /** The cursor's fields that changed. */
+  trace?: Partial<TraceCursor>;
   messages?: Appended<Message>;
   /** Repeat counts that changed (set, not added). */
   repeatCounts?: [string, number][];
@@ -60,8 +64,8 @@ export interface CheckpointDelta {
     counters?: [string, number][];
   } | null;
   terminalFailures?: Appended<string>;
-  /** Per-tool stats that changed (replaced whole). */
-  toolStats?: Record<string, ToolStats>;
+  /** Per tool, the stats that changed (every one for a tool the state does not have yet). */
+  toolStats?: Record<string, Partial<ToolStats>>;
   handoffs?: Appended<Handoff>;
 }
 
@@ -122,18 +126,22 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
       for (const [key, count] of delta.repeatCounts) repeatCounts.set(key, count);
     }
     if (delta.toolStats !== undefined)
-      for (const [tool, stats] of Object.entries(delta.toolStats)) toolStats[tool] = stats;
+      for (const [tool, stats] of Object.entries(delta.toolStats))
+        toolStats[tool] = {
+          ...(Object.hasOwn(toolStats, tool) ? toolStats[tool] : undefined),
+          ...stats,
+        } as ToolStats;
     state.revision = delta.revision;
-    state.status = delta.status;
-    state.step = delta.step;
-    state.completedMessages = delta.completedMessages;
-    state.usage = delta.usage;
-    state.billedTokens = delta.billedTokens;
-    state.costUsd = delta.costUsd;
-    state.contextTokens = delta.contextTokens;
-    state.toolErrors = delta.toolErrors;
-    state.elapsedMs = delta.elapsedMs;
-    state.updatedAt = delta.updatedAt;
+    if (delta.status !== undefined) state.status = delta.status;
+    if (delta.step !== undefined) state.step = delta.step;
+    if (delta.completedMessages !== undefined) state.completedMessages = delta.completedMessages;
+    if (delta.usage !== undefined) state.usage = { ...state.usage, ...delta.usage };
+    if (delta.billedTokens !== undefined) state.billedTokens = delta.billedTokens;
+    if (delta.costUsd !== undefined) state.costUsd = delta.costUsd;
+    if (delta.contextTokens !== undefined) state.contextTokens = delta.contextTokens;
+    if (delta.toolErrors !== undefined) state.toolErrors = delta.toolErrors;
+    if (delta.elapsedMs !== undefined) state.elapsedMs = delta.elapsedMs;
+    if (delta.updatedAt !== undefined) state.updatedAt = delta.updatedAt;
     state.outcome = delta.outcome ?? null;
     state.pending = delta.pending ?? null;
     if (delta.drift !== undefined)
@@ -147,7 +155,8 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
       slideIn(drift.actions, delta.driftSlide.actions, 'drift.actions');
       slideIn(drift.worldStates, delta.driftSlide.worldStates, 'drift.worldStates');
     }
-    state.trace = delta.trace;
+    if (delta.trace !== undefined)
+      state.trace = { ...(state.trace ?? { segment: 0, nextSeq: 0 }), ...delta.trace };
     appendTo(messages, delta.messages, 'messages');
     if (delta.taint) state.taint = appliedTaint(state.taint, delta.taint);
     appendTo(terminalFailures, delta.terminalFailures, 'terminalFailures');
@@ -231,29 +240,26 @@ export function diffRunStates(previous: RunState, next: RunState): CheckpointDel
   const repeatCounts: [string, number][] = [];
   for (const [key, count] of next.repeatCounts)
     if (before.get(key) !== count) repeatCounts.push([key, count]);
-  const toolStats = Object.create(null) as Record<string, ToolStats>;
+  const toolStats = Object.create(null) as Record<string, Partial<ToolStats>>;
   let statsChanged = false;
   const previousStats = previous.toolStats ?? {};
-  for (const [tool, stats] of Object.entries(next.toolStats ?? {}))
-    if (!Object.hasOwn(previousStats, tool) || !jsonEqual(previousStats[tool], stats)) {
-      toolStats[tool] = stats;
+  for (const [tool, stats] of Object.entries(next.toolStats ?? {})) {
+    const changed = statsSince(Object.hasOwn(previousStats, tool) ? previousStats[tool] : undefined, stats);
+    if (changed) {
+      toolStats[tool] = changed;
       statsChanged = true;
     }
-  const delta: CheckpointDelta = {
-    revision: (previous.revision ?? 0) + 1,
-    status: next.status,
-    step: next.step,
-    completedMessages: next.completedMessages,
-    usage: next.usage,
-    billedTokens: next.billedTokens,
-    costUsd: next.costUsd,
-    contextTokens: next.contextTokens,
-    toolErrors: next.toolErrors,
-    elapsedMs: next.elapsedMs,
-    updatedAt: next.updatedAt,
-    ...driftSince(previous.drift, next.drift),
-    trace: next.trace ?? { segment: 0, nextSeq: 0 },
-  };
+  }
+  const delta: CheckpointDelta = { revision: (previous.revision ?? 0) + 1 };
+  writeScalarsSince(delta, scalarsOf(previous), scalarsOf(next));
+  const usage = usageSince(previous.usage, next.usage);
+  if (usage) delta.usage = usage;
+  const trace = traceSince(
+    previous.trace ?? { segment: 0, nextSeq: 0 },
+    next.trace ?? { segment: 0, nextSeq: 0 },
+  );
+  if (trace) delta.trace = trace;
+  Object.assign(delta, driftSince(previous.drift, next.drift));
   if (next.outcome !== null) delta.outcome = next.outcome;
   if ((next.pending ?? null) !== null) delta.pending = next.pending ?? null;
   const messages = appendedSince(previous.messages, next.messages);

@@ -42,14 +42,13 @@ export class TranscriptJson {
   }
 }
 
-/** `objectJson` (the JSON of an object) with one more member, whose value is JSON already. */
-export function withMember(objectJson: string, key: string, valueJson: string): string {
-  const member = `${JSON.stringify(key)}:${valueJson}`;
-  return objectJson === '{}' ? `{${member}}` : `${objectJson.slice(0, -1)},${member}}`;
+/** `objectJson` (the JSON of an object) with one more member, `"key":value` in JSON already. */
+export function withMember(objectJson: string, memberJson: string): string {
+  return objectJson === '{}' ? `{${memberJson}}` : `${objectJson.slice(0, -1)},${memberJson}}`;
 }
 
 /** The JSON of a run state, its messages' JSON taken from `transcript`. */
 export function runStateJson(state: RunState, transcript: TranscriptJson): string {
   const { messages, ...rest } = state;
-  return withMember(JSON.stringify(rest), 'messages', transcript.array(messages));
+  return withMember(JSON.stringify(rest), `"messages":${transcript.array(messages)}`);
 }

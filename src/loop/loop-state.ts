@@ -1,4 +1,3 @@
-import type { TranscriptJson } from '../checkpoint/transcript-json.js';
 import { DriftMonitor } from '../controls/drift-monitor.js';
 import { PriceMemo } from '../controls/price.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
@@ -19,25 +18,9 @@ import {
   type ToolStats,
 } from './run-state.js';
 import type { BatchRuntime } from './stages/batch-runtime.js';
+import type { Committed } from './stages/checkpoint-write.js';
 import { RunDeadlines } from './stages/run-deadlines.js';
 import { TraceEmitter } from './trace-emitter.js';
-
-/** What the last checkpoint holds, so the next one writes only what changed since. */
-export interface Committed {
-  messages: number;
-  terminalFailures: number;
-  handoffs: number;
-  trustedValues: number;
-  privateValues: number;
-  untrustedResults: number;
-  counters: [string, number][];
-  drift: RunState['drift'];
-  /** Each committed message's JSON, made once for this segment's deltas and snapshots. */
-  transcript: TranscriptJson;
-  /** JSON characters of the deltas since the last snapshot, and of that snapshot. */
-  deltaChars: number;
-  snapshotChars: number;
-}
 
 /** The request one step sends, after `prepareStep`. */
 export interface PreparedCall {

@@ -108,6 +108,8 @@ const scenario = fc.record({
   repeatLimit: fc.constantFrom(3, 50),
   worldStates: fc.integer({ min: 1, max: 3 }),
   drift: fc.boolean(),
+  /** Clock time each model call takes: with 0, the times stay as they were and deltas leave them out. */
+  tickMs: fc.constantFrom(0, 7),
   /** Approve everything asked for, up to this many resumes. */
   resumes: fc.nat(3),
 });
@@ -194,6 +196,7 @@ async function play(
     scriptedModel(
       script.slice(played).map((step) => (_request: unknown, _turn: number) => {
         played++;
+        clock.advance(spec.tickMs);
         return step;
       }),
       { recordCalls: false },
