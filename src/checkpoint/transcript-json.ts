@@ -4,19 +4,26 @@ import type { Message } from '../model/content.js';
 /**
  * The JSON of each message of a transcript that only grows, each made once: a delta writes the
  * new messages' JSON, and a snapshot joins what is kept instead of serializing the transcript
- * again, so rewriting a long run's snapshot costs a copy. Keeps about the transcript's size in
- * text (bounded by the context budget). Entries are matched to messages by identity, so a message
- * replaced in the list is serialized again.
+ * again, so rewriting a long run's snapshot costs a copy. Entries are matched to messages by
+ * identity, so a message replaced in the list is serialized again.
+ *
+ * After a snapshot the kept JSON is the snapshot's own text (`#joined`): one string, shared with
+ * what the store keeps, rather than a string per message beside it.
  */
 export class TranscriptJson {
+  /** The messages the JSON is of, by position. */
   readonly #messages: Message[] = [];
-  readonly #json: string[] = [];
+  /** The JSON of `#messages[0 … #joinedCount)`, comma-separated, as the last snapshot wrote it. */
+  #joined = '';
+  #joinedCount = 0;
+  /** The JSON of each message after those. */
+  readonly #pieces: string[] = [];
 
   /** The JSON of `messages[from]` onwards, one string per message. */
   since(messages: readonly Message[], from: number): string[] {
     const out: string[] = [];
-    // Filled in order from what is kept, so the lists never have holes.
-    for (let i = Math.min(from, this.#json.length); i < messages.length; i++) {
+    // Kept in order from the end of what is kept, so the lists never have holes.
+    for (let i = Math.min(from, this.#joinedCount + this.#pieces.length); i < messages.length; i++) {
       const json = this.#at(messages, i);
       if (i >= from) out.push(json);
     }
@@ -25,19 +32,42 @@ export class TranscriptJson {
 
   /** The JSON of the whole list: `[…]`. */
   array(messages: readonly Message[]): string {
-    for (let i = 0; i < messages.length; i++) this.#at(messages, i);
+    let count = Math.min(this.#joinedCount, messages.length);
+    for (let i = 0; i < count; i++)
+      if (this.#messages[i] !== messages[i]) {
+        // A message of the joined part changed: serialize everything again.
+        count = 0;
+        break;
+      }
+    if (count < this.#joinedCount) {
+      this.#joined = '';
+      this.#joinedCount = 0;
+      this.#pieces.length = 0;
+    }
+    for (let i = this.#joinedCount; i < messages.length; i++) this.#at(messages, i);
     this.#messages.length = messages.length;
-    this.#json.length = messages.length;
-    return `[${this.#json.join(',')}]`;
+    this.#pieces.length = messages.length - this.#joinedCount;
+    if (this.#pieces.length > 0) {
+      const rest = this.#pieces.join(',');
+      this.#joined = this.#joinedCount > 0 ? `${this.#joined},${rest}` : rest;
+      this.#joinedCount = messages.length;
+      this.#pieces.length = 0;
+    }
+    return `[${this.#joined}]`;
   }
 
   /** The JSON of `messages[i]`, for `i` at most the number kept. */
   #at(messages: readonly Message[], i: number): string {
     const message = messages[i] as Message;
-    if (this.#messages[i] === message) return this.#json[i] as string;
+    if (i < this.#joinedCount) {
+      // Inside the joined text: only a message there again is serialized (rare: see `since`).
+      return JSON.stringify(message);
+    }
+    const piece = i - this.#joinedCount;
+    if (this.#messages[i] === message && piece < this.#pieces.length) return this.#pieces[piece] as string;
     const json = JSON.stringify(message);
     this.#messages[i] = message;
-    this.#json[i] = json;
+    this.#pieces[piece] = json;
     return json;
   }
 }

@@ -186,7 +186,10 @@ function deltaOf(
     const from = last.messages;
     const items = last.transcript.since(state.messages, from);
     delta.messages = { from, items: state.messages.slice(from) };
-    body = withMember(body, `"messages":{"from":${from},"items":[${items.join(',')}]}`);
+    // Concatenated, not joined: the store's copy shares the transcript's strings until it writes.
+    let itemsJson = items[0] as string;
+    for (let i = 1; i < items.length; i++) itemsJson += `,${items[i]}`;
+    body = withMember(body, `"messages":{"from":${from},"items":[${itemsJson}]}`);
     last.messages = state.messages.length;
   }
   return {
