@@ -40,7 +40,9 @@ export async function guardAsync<T>(
   return guard(source, callback, signal);
 }
 
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+/** Whether a value is a thenable (a getter on `then` that throws says no). */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  if (value instanceof Promise) return true;
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
   try {
     return typeof (value as { then?: unknown }).then === 'function';

@@ -5,6 +5,7 @@ import { classifyError } from '../../resilience/classify-error.js';
 import { splitAttachments } from '../../tools/attachments.js';
 import type { AnyTool, ToolContext } from '../../tools/define-tool.js';
 import { isToolError } from '../../tools/tool-error.js';
+import { isThenable } from '../boundary.js';
 import type { CallRuntime, CallSettlement, Emit } from '../call-plan.js';
 import type { LiveDispatcherOptions } from '../dispatch.js';
 import { blockProblem } from '../run-state.js';
@@ -36,7 +37,7 @@ export function executeCall(job: CallJob, runtime: CallRuntime): Promise<CallSet
   if (runtime.aborted) return Promise.resolve(stoppedSettlement(tool.name, 'aborted', timeoutMs));
   const startedAt = runtime.now();
   const watch = new CallWatch(runtime, timeoutMs);
-  const context = toolContext(job, watch);
+  const context: ToolContext = new CallContext(job, watch);
   let returned: unknown;
   try {
     returned = tool.execute(job.input, context);
@@ -110,10 +111,6 @@ class CallContext implements ToolContext {
   }
 }
 
-function toolContext(job: CallJob, watch: CallWatch): ToolContext {
-  return new CallContext(job, watch);
-}
-
 /** Stages 9 and 10 on the value the tool returned: output checks, then the result as the model sees it. */
 function settleValue(
   job: CallJob,
@@ -133,16 +130,6 @@ function settleValue(
   };
   if (!(checked instanceof Promise)) return finish(checked);
   return watch.check(checked).then(finish);
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  if (value instanceof Promise) return true;
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
-  try {
-    return typeof (value as { then?: unknown }).then === 'function';
-  } catch {
-    return false;
-  }
 }
 
 /**
