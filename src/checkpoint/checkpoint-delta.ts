@@ -1,3 +1,4 @@
+import type { ContextEdit } from '../context/context-edit.js';
 import type { DriftState } from '../controls/drift-monitor.js';
 import type { TrustedFact } from '../controls/taint-ledger.js';
 import { ReinsError } from '../errors/reins-error.js';
@@ -67,6 +68,7 @@ export interface CheckpointDelta {
   /** Per tool, the stats that changed (every one for a tool the state does not have yet). */
   toolStats?: Record<string, Partial<ToolStats>>;
   handoffs?: Appended<Handoff>;
+  contextEdits?: Appended<ContextEdit>;
 }
 
 function appendTo<T>(list: T[], appended: Appended<T> | undefined, field: string): void {
@@ -102,6 +104,7 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
     messages: [...snapshot.messages],
     terminalFailures: [...(snapshot.terminalFailures ?? [])],
     handoffs: [...(snapshot.handoffs ?? [])],
+    ...(snapshot.contextEdits ? { contextEdits: [...snapshot.contextEdits] } : {}),
     taint: snapshot.taint ? copiedTaint(snapshot.taint) : (snapshot.taint ?? null),
     // Null prototype: a tool named `__proto__` is a key, not a prototype.
     toolStats: Object.assign(Object.create(null) as Record<string, ToolStats>, snapshot.toolStats ?? {}),
@@ -161,6 +164,10 @@ export function applyCheckpointDeltas(snapshot: RunState, deltas: Iterable<Check
     if (delta.taint) state.taint = appliedTaint(state.taint, delta.taint);
     appendTo(terminalFailures, delta.terminalFailures, 'terminalFailures');
     appendTo(handoffs, delta.handoffs, 'handoffs');
+    if (delta.contextEdits !== undefined) {
+      state.contextEdits ??= [];
+      appendTo(state.contextEdits, delta.contextEdits, 'contextEdits');
+    }
   }
   state.drift = drift;
   if (repeatCounts) state.repeatCounts = [...repeatCounts];
@@ -291,5 +298,7 @@ export function diffRunStates(previous: RunState, next: RunState): CheckpointDel
   if (statsChanged) delta.toolStats = toolStats;
   const handoffs = appendedSince(previous.handoffs, next.handoffs);
   if (handoffs) delta.handoffs = handoffs;
+  const contextEdits = appendedSince(previous.contextEdits, next.contextEdits);
+  if (contextEdits) delta.contextEdits = contextEdits;
   return delta;
 }

@@ -52,7 +52,10 @@ export interface TranscriptSearch {
  */
 export interface TranscriptIndex {
   append(entries: readonly TranscriptEntry[]): void | Promise<void>;
-  search(query: string, options: TranscriptSearch): readonly TranscriptHit[] | Promise<readonly TranscriptHit[]>;
+  search(
+    query: string,
+    options: TranscriptSearch,
+  ): readonly TranscriptHit[] | Promise<readonly TranscriptHit[]>;
   /** The entry with this id, or undefined. */
   get(id: string): TranscriptEntry | undefined | Promise<TranscriptEntry | undefined>;
   /** How many entries it holds. */

@@ -1,4 +1,5 @@
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { ContextPolicy } from '../context/context-policy.js';
 import type { PriceTable } from '../controls/price.js';
 import type { Model, ModelSettings, ToolDefinition } from '../model/model.js';
 import type { SpendLimiter } from '../resilience/spend-limiter.js';
@@ -45,6 +46,8 @@ export interface LoopSetup {
   accountSpend: { limiter: SpendLimiter; accountId: string; limitUsd: number } | undefined;
   /** The extension point before each model call. */
   prepareStep: PrepareStep | undefined;
+  /** The context policy, run at the prepare stage before `prepareStep`. */
+  context: ContextPolicy | undefined;
   /** Provider features for every call (`prepareStep` may change them per step). */
   modelSettings: ModelSettings | undefined;
   /** Refuse a second continuation of the same state (off for replays, which re-run old segments). */

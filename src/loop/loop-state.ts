@@ -1,7 +1,10 @@
+import type { ContextEdit } from '../context/context-edit.js';
+import { ContextWindow } from '../context/context-window.js';
 import { DriftMonitor } from '../controls/drift-monitor.js';
 import { PriceMemo } from '../controls/price.js';
 import { RepeatDetector } from '../controls/repeat-detector.js';
 import { leavesAt, leavesOf, TaintLedger, withoutEchoes } from '../controls/taint-ledger.js';
+import { ReinsError } from '../errors/reins-error.js';
 import { carriesExternalData, type Message, type ToolResultBlock } from '../model/content.js';
 import type { Model, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
 import type { AnyTool } from '../tools/define-tool.js';
@@ -88,6 +91,8 @@ export interface LoopState {
   lastBudgetReadings: readonly BudgetReading[] | undefined;
   /** Called when the run's signal aborts while a model call is pending: it stops waiting. */
   onModelAbort: (() => void) | undefined;
+  /** The window the context policy shapes over the transcript; undefined without a policy. */
+  readonly window: ContextWindow | undefined;
 }
 
 export function createLoopState(setup: LoopSetup): LoopState {
@@ -138,7 +143,12 @@ export function createLoopState(setup: LoopSetup): LoopState {
     lastBudgetReadings: undefined,
     onModelAbort: undefined,
     wallTimer: undefined,
+    window: undefined,
   };
+  if (setup.context || initial.contextEdits?.length) {
+    const messages = state.messages;
+    (state as { window: ContextWindow }).window = openWindow(setup, messages);
+  }
   // One listener for the whole run forwards an abort to whichever batch is running.
   run.signal.addEventListener(
     'abort',
@@ -149,6 +159,16 @@ export function createLoopState(setup: LoopSetup): LoopState {
     { once: true },
   );
   return state;
+}
+
+/** The window over the transcript, with the edits a checkpoint carries; a bad edit is a corrupt state. */
+function openWindow(setup: LoopSetup, messages: Message[]): ContextWindow {
+  const counter = setup.counter;
+  try {
+    return new ContextWindow(messages, (message) => counter.message(message), setup.state.contextEdits ?? []);
+  } catch (thrown) {
+    throw new ReinsError('corrupt_state', `run state: contextEdits: ${(thrown as Error).message}`);
+  }
 }
 
 /**
@@ -270,6 +290,7 @@ export function toRunState(state: LoopState, status: RunState['status'], outcome
     terminalFailures: state.terminalList,
     toolStats: state.toolStats,
     handoffs: state.handoffs,
+    ...(state.window ? { contextEdits: state.window.edits as ContextEdit[] } : {}),
     revision: state.revision,
     trace: state.trace.cursor(),
   };

@@ -1,4 +1,5 @@
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { ContextPolicy } from '../context/context-policy.js';
 import type { DriftOptions } from '../controls/drift-monitor.js';
 import type { PriceTable } from '../controls/price.js';
 import type { PlannedCall, ToolPolicy } from '../controls/taint-policy.js';
@@ -211,6 +212,14 @@ export interface RunOptions {
    * its settings for that call. A throw ends the run `hard_error` (source `prepare_step`).
    */
   prepareStep?: PrepareStep;
+  /**
+   * Runs the window as a cache: before every call (ahead of `prepareStep`) the policy admits,
+   * evicts, summarizes, clears and pins over the append-only transcript, each edit a
+   * `context-edit` event that replays and resumes. Its tools (`recall`) join the run's. With a
+   * policy, `maxContextTokens` is checked against the window the policy prepared, before the call.
+   * See `contextPolicy` in `reins/context`.
+   */
+  context?: ContextPolicy;
   /** Saves a {@link RunState} after every step. */
   checkpoint?: AnyCheckpointStore;
   /** Aborting ends the run as `cancelled` and aborts running tools. */
@@ -334,6 +343,19 @@ function validateCollaborators(options: RunOptions): void {
       ['now', 'setTimeout', 'clearTimeout'].some((name) => typeof clock[name as 'now'] !== 'function'))
   )
     throw new ConfigurationError('clock', 'must have now(), setTimeout() and clearTimeout()');
+  const context = options.context as { prepare?: unknown; name?: unknown; tools?: unknown } | undefined;
+  if (
+    context !== undefined &&
+    (typeof context !== 'object' ||
+      context === null ||
+      typeof context.prepare !== 'function' ||
+      typeof context.name !== 'string' ||
+      (context.tools !== undefined && !Array.isArray(context.tools)))
+  )
+    throw new ConfigurationError(
+      'context',
+      'must have a name, prepare(input) and, optionally, a tools array',
+    );
   const estimator = options.estimator as { countText?: unknown; name?: unknown } | undefined;
   if (
     estimator !== undefined &&

@@ -100,6 +100,8 @@ export type HardErrorSource =
   | 'predicate'
   | 'world_state'
   | 'prepare_step'
+  /** The context policy (`context`) threw or returned an edit that cannot apply. */
+  | 'context_policy'
   /** The account spend limiter (`accountSpend.limiter`) threw. */
   | 'limiter'
   /** A defect in reins itself: please report it with the trace. */

@@ -27,7 +27,8 @@ const resumableOutcomes: ReadonlySet<string> = new Set(['hard_error', 'cancelled
  * in every default, for a fresh run (`from` undefined) or a resumed one. The stages read only what
  * this returns.
  */
-export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
+export function resolveRun(given: RunOptions, from?: RunState): LoopSetup {
+  const options = withPolicyTools(given);
   const checked = from === undefined ? undefined : assertRunState(from);
   try {
     validateRunOptions(checked === undefined ? options : { ...options, input: checked.messages });
@@ -91,6 +92,7 @@ export function resolveRun(options: RunOptions, from?: RunState): LoopSetup {
     approvals: options.approvals,
     accountSpend: options.accountSpend,
     prepareStep: options.prepareStep,
+    context: options.context,
     modelSettings: options.modelSettings,
     exactlyOnce: true,
   };
@@ -184,6 +186,23 @@ export function resolveLimits(options: RunOptions, estimatorName: string): Recor
     writesDisabled: options.writesDisabled ?? writesDisabledFromEnvironment(),
     taint: { enabled: options.taint?.enabled ?? true, onTaintedCall: options.taint?.onTaintedCall ?? 'ask' },
   };
+}
+
+/** The context policy's tools (`recall`) join the run's, checked like any other (a clash of names is a labeled error). */
+function withPolicyTools(options: RunOptions): RunOptions {
+  const context = options.context as { tools?: unknown } | undefined;
+  if (
+    typeof context !== 'object' ||
+    context === null ||
+    !Array.isArray(context.tools) ||
+    context.tools.length === 0
+  )
+    return options;
+  const tools = context.tools as AnyTool[];
+  const widened = { ...options, tools: [...(options.tools ?? []), ...tools] };
+  if (Array.isArray(options.allowedTools))
+    widened.allowedTools = [...options.allowedTools, ...tools.map((tool) => tool?.name)];
+  return widened;
 }
 
 /** The tools this run may use: all of them, or the task's least-privilege subset. */

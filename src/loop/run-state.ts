@@ -1,3 +1,4 @@
+import type { ContextEdit } from '../context/context-edit.js';
 import type { DriftState } from '../controls/drift-monitor.js';
 import type { TaintState } from '../controls/taint-ledger.js';
 import { ReinsError } from '../errors/reins-error.js';
@@ -43,6 +44,8 @@ export interface RunState {
   toolStats?: Record<string, ToolStats>;
   /** Actions drafted or proposed for a person instead of performed. */
   handoffs?: Handoff[];
+  /** The context policy's edits over the transcript, in order (absent for a run without a policy). */
+  contextEdits?: ContextEdit[];
   /**
    * The checkpoint revision this state is at: bumped at every checkpoint, with or without a store.
    * A resume claims `revision + 1` before anything runs, so one state is continued at most once.
@@ -252,6 +255,13 @@ function checkRunState(value: unknown): void {
   if (present(state, 'terminalFailures')) stringList(state['terminalFailures'], 'terminalFailures');
   if (present(state, 'toolStats')) checkToolStats(state['toolStats']);
   if (present(state, 'handoffs')) checkHandoffs(state['handoffs']);
+  if (present(state, 'contextEdits')) {
+    const edits = state['contextEdits'];
+    if (!Array.isArray(edits)) corrupt('contextEdits', `must be an array, got ${shown(edits)}`);
+    for (let i = 0; i < edits.length; i++)
+      if (!isFields(edits[i]) || typeof edits[i]['verb'] !== 'string')
+        corrupt(`contextEdits.${i}`, `must be an edit with a verb, got ${shown(edits[i])}`);
+  }
   if (present(state, 'revision')) count(state, 'revision');
   if (present(state, 'trace')) {
     const trace = state['trace'];

@@ -1,3 +1,5 @@
+import type { ContextEdit } from '../context/context-edit.js';
+import type { ContextMiss } from '../context/context-policy.js';
 import type { ErrorInfo } from '../errors/error-info.js';
 import type { ApprovalRequest } from '../loop/approval.js';
 import type { BudgetName, BudgetPhase, HardErrorSource, Outcome } from '../loop/outcome.js';
@@ -106,6 +108,45 @@ export interface StepPrepareEvent extends Base {
   };
   /** The estimated prefill of the prepared request. */
   contextTokens: number;
+}
+/**
+ * The context policy changed the window: one event per edit, with the window's tokens (messages
+ * only) before and after. A replay applies the same edits at the same step.
+ */
+export interface ContextEditEvent extends Base {
+  type: 'context-edit';
+  step: number;
+  policy: string;
+  edit: ContextEdit;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+/**
+ * What one call's window held beside the call before it: the prefix a provider cache can still
+ * serve, and what the edits since invalidated. Written before each call of a run with a policy.
+ */
+export interface ContextWindowEvent extends Base {
+  type: 'context-window';
+  step: number;
+  /** Messages sent, of the transcript's `transcriptMessages`. */
+  messages: number;
+  transcriptMessages: number;
+  /** The whole prefill: system, tools and the window. */
+  contextTokens: number;
+  /** Tokens of the transcript had it been sent whole (what the policy saved is the difference). */
+  transcriptTokens: number;
+  /** System, tools and the window's leading messages unchanged since the last call. */
+  stablePrefixTokens: number;
+  invalidatedTokens: number;
+  /** Ranges shown as a digest or a marker, and the keys of the pinned blocks. */
+  ranges: number;
+  pins: string[];
+}
+/** Something the window needed and did not have (a recall with no hit, a ruled-out approach repeated). */
+export interface ContextMissEvent extends Base {
+  type: 'context-miss';
+  step: number;
+  miss: ContextMiss;
 }
 export interface StepStartEvent extends Base {
   type: 'step-start';
@@ -275,7 +316,10 @@ export type TraceEvent =
   | ApprovalRequestEvent
   | ApprovalEvent
   | ToolLateResultEvent
-  | StepPrepareEvent;
+  | StepPrepareEvent
+  | ContextEditEvent
+  | ContextWindowEvent
+  | ContextMissEvent;
 
 /** An event before the loop stamps it with version, run id, sequence number and time. */
 export type TraceEventBody = TraceEvent extends infer E

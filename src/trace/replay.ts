@@ -1,3 +1,5 @@
+import type { ContextEdit } from '../context/context-edit.js';
+import type { ContextPolicy } from '../context/context-policy.js';
 import { canonicalJson } from '../controls/canonical-json.js';
 import type { ErrorInfo } from '../errors/error-info.js';
 import { errorInfo } from '../errors/error-info.js';
@@ -317,6 +319,7 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
       traceBudgetChecks: 'every',
       checkpoint: undefined,
       prepareStep: prepareFromTrace(events, model),
+      context: contextFromTrace(events),
       modelSettings: start.modelSettings,
       exactlyOnce: false,
       signal: stop.signal,
@@ -365,6 +368,34 @@ function prepareFromTrace(events: readonly TraceEvent[], recorded: Model): Prepa
     const { model: name, ...rest } = changes;
     if (name === undefined) return rest;
     return { ...rest, model: { name, generate: (request) => recorded.generate(request) } };
+  };
+}
+
+/**
+ * The recorded context edits, applied again at the same steps: the window each call sent is
+ * rebuilt from the transcript and the edits, never from a copy of the messages.
+ */
+function contextFromTrace(events: readonly TraceEvent[]): ContextPolicy | undefined {
+  const byStep = new Map<number, ContextEdit[]>();
+  let policy: string | undefined;
+  let windowed = false;
+  for (const event of events) {
+    if (event.type === 'context-window') windowed = true;
+    if (event.type !== 'context-edit') continue;
+    policy ??= event.policy;
+    let edits = byStep.get(event.step);
+    if (!edits) byStep.set(event.step, (edits = []));
+    edits.push(event.edit);
+  }
+  if (!windowed && byStep.size === 0) return undefined;
+  return {
+    name: policy ?? 'replay',
+    prepare: ({ step }) => {
+      const edits = byStep.get(step);
+      // Each step's edits apply once: a resumed segment re-running a step does not apply them twice.
+      byStep.delete(step);
+      return edits ? { edits } : undefined;
+    },
   };
 }
 

@@ -69,7 +69,10 @@ export function checkBudgets(
 ): Outcome | undefined | Promise<Outcome | undefined> {
   const { limits, accountSpend } = state.setup;
   const into: Gathered = { readings: [], unpriced: undefined };
-  read(into, 'context_tokens', limits.maxContextTokens, nextPrefill);
+  // With a context policy the next window is sized by the policy before the call; after the results
+  // the transcript's growth is not what the next call will send.
+  if (phase !== 'after-results' || state.window === undefined)
+    read(into, 'context_tokens', limits.maxContextTokens, nextPrefill);
   read(into, 'billed_tokens', limits.maxBilledTokens, state.billedTokens + nextPrefill);
   const accountPhase = accountSpend !== undefined && phase === 'before-call';
   const projected =

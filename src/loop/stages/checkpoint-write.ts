@@ -24,6 +24,7 @@ export interface Committed {
   messages: number;
   terminalFailures: number;
   handoffs: number;
+  contextEdits: number;
   trustedValues: number;
   privateValues: number;
   /** Values as last written, to leave out what did not change. */
@@ -61,6 +62,7 @@ export function writeOf(
     state.messages.length < last.messages ||
     state.terminalList.length < last.terminalFailures ||
     state.handoffs.length < last.handoffs ||
+    (state.window?.edits.length ?? 0) < last.contextEdits ||
     state.taint.trustedValueCount < last.trustedValues ||
     state.taint.privateValueCount < last.privateValues
   )
@@ -92,6 +94,7 @@ function snapshotOf(
     messages: state.messages.length,
     terminalFailures: state.terminalList.length,
     handoffs: state.handoffs.length,
+    contextEdits: state.window?.edits.length ?? 0,
     trustedValues: state.taint.trustedValueCount,
     privateValues: state.taint.privateValueCount,
     scalars: scalarsOf(snapshot),
@@ -179,6 +182,11 @@ function deltaOf(
   if (state.handoffs.length > last.handoffs) {
     delta.handoffs = { from: last.handoffs, items: state.handoffs.slice(last.handoffs) };
     last.handoffs = state.handoffs.length;
+  }
+  const edits = state.window?.edits;
+  if (edits && edits.length > last.contextEdits) {
+    delta.contextEdits = { from: last.contextEdits, items: edits.slice(last.contextEdits) };
+    last.contextEdits = edits.length;
   }
   let body = JSON.stringify(delta);
   // The new messages go in last, as the JSON each message gets once (kept for the snapshots after).

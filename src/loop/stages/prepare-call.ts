@@ -7,6 +7,7 @@ import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
 import { isLoopStop, LoopStop } from '../loop-stop.js';
 import type { PrepareStepResult } from '../options.js';
+import { prepareWindow } from './prepare-window.js';
 
 /**
  * Prepare: at the step limit, append the best-answer prompt and switch tools off; then let
@@ -38,6 +39,12 @@ export function prepareCall(
     offered: undefined,
     contextTokens: state.contextTokens,
   };
+  if (state.window)
+    return setup.prepareStep
+      ? prepareWindow(state, step, final, prepared).then((windowed) =>
+          askPrepareStep(state, step, final, windowed),
+        )
+      : prepareWindow(state, step, final, prepared);
   return setup.prepareStep ? askPrepareStep(state, step, final, prepared) : prepared;
 }
 
@@ -61,7 +68,7 @@ async function askPrepareStep(
     toolChoice: prepared.toolChoice,
     maxOutputTokens: prepared.maxOutputTokens,
     settings: prepared.settings,
-    contextTokens: state.contextTokens,
+    contextTokens: prepared.contextTokens,
     billedTokens: state.billedTokens,
     costUsd: state.costUsd,
   };

@@ -1,0 +1,534 @@
+import { ConfigurationError } from '../errors/reins-error.js';
+import type { Message } from '../model/content.js';
+import type { AnyTool } from '../tools/define-tool.js';
+import type { BlockEdit, ContextEdit, RangeEdit } from './context-edit.js';
+import type { ContextMiss, ContextPolicy, ContextPolicyInput } from './context-policy.js';
+import { recallTool } from './recall-tool.js';
+import { oneLine, recordOfStep, type StepRecord, type StepUnit } from './step-entries.js';
+import { digestText, type Summarizer, structuredDigest } from './structured-digest.js';
+import type { TranscriptEntry, TranscriptIndex } from './transcript-index.js';
+
+/** What happens to the oldest steps when the window is over budget. */
+export type CompactionMode =
+  /** Replaced by a digest that keeps decisions and dead ends (each compaction adds one). */
+  | 'summarize'
+  /** Dropped, with a one-line marker; nothing of them stays in the window. */
+  | 'evict'
+  /** Dropped into the transcript index behind one marker; the `recall` tool and per-step retrieval bring back what a step needs. */
+  | 'retrieve';
+
+export interface ContextPolicyOptions {
+  /**
+   * The working set, in tokens of the whole prefill (system, tools and window): a number you own,
+   * below the model's window. Over it, the oldest steps are compacted.
+   */
+  budgetTokens: number;
+  /** Compaction goes down to this, so it happens every few steps, not every step (and the cache prefix holds between). @default 0.6 × budgetTokens */
+  lowWaterTokens?: number;
+  /** The newest steps always shown verbatim. @default 2 */
+  keepRecentSteps?: number;
+  /** @default 'summarize' */
+  compaction?: CompactionMode;
+  /** How `summarize` compresses. @default structuredDigest() */
+  summarize?: Summarizer;
+  /**
+   * Admission control: a tool result over `maxResultTokens` enters the window as its first
+   * `previewTokens` and a marker saying how to read the rest (`recall`). `false` admits everything raw.
+   * @default { maxResultTokens: 1_200, previewTokens: 300 }
+   */
+  admit?: { maxResultTokens: number; previewTokens?: number } | false;
+  /** Tool results older than `afterSteps` steps are shown as a placeholder that says how to get them back. @default false */
+  clearToolResults?: { afterSteps: number } | false;
+  /** Thinking blocks before the last assistant turn are not re-sent. @default true */
+  dropThinking?: boolean;
+  /**
+   * Keep the dead ends (calls that failed) and the user's later constraints pinned at the end of
+   * the window, never summarized: what must not be retried or forgotten survives any compaction.
+   * @default false
+   */
+  pinDecisions?: boolean;
+  /** Text pinned after the task for the whole run (constraints, ids, the goal): never evicted. */
+  pinned?: readonly string[];
+  /** The live working state, pinned at the end and refreshed before every call. */
+  workingState?: (input: ContextPolicyInput) => string | undefined;
+  /**
+   * The transcript as something to query: every step's entries go into `index`; with `tool` the
+   * model gets a `recall` tool, with `perStep` the top `k` entries for what the last step did are
+   * pinned at the end (only entries out of the window).
+   */
+  retrieval?: {
+    /** One index per run (a run id names it). */
+    index: (runId: string) => TranscriptIndex;
+    /** @default 5 */
+    k?: number;
+    /** @default true */
+    perStep?: boolean;
+    /** @default true */
+    tool?: boolean;
+  };
+}
+
+/** A context policy built by {@link contextPolicy}, and its `pin` for facts learned mid-run. */
+export interface BuiltContextPolicy extends ContextPolicy {
+  readonly tools: readonly AnyTool[];
+  /** Pins `text` under `key` in run `runId` from its next call on (an empty text unpins). */
+  pin(runId: string, key: string, text: string, at?: 'start' | 'end'): void;
+}
+
+/** Per run: what the policy has read of the transcript and what it remembers of it. */
+interface RunMemory {
+  index: TranscriptIndex | undefined;
+  /** Units read so far, and where the next one starts. */
+  units: StepUnit[];
+  records: StepRecord[];
+  readTo: number;
+  deadEnds: Map<string, number>;
+  constraints: TranscriptEntry[];
+  pending: ContextEdit[];
+  misses: ContextMiss[];
+  lastRecall: string;
+  lastWorking: string;
+  lastDecisions: string;
+}
+
+const maxRuns = 256;
+
+/**
+ * The context window run as a cache (post-18): a token budget below the model's window, the task
+ * pinned first, working state and (optionally) decisions pinned last, and the four verbs as code —
+ * admit (big results capped on the way in), evict or summarize (oldest unpinned steps first, down
+ * to a low-water mark so the cache prefix holds for several steps), reorder (load-bearing content
+ * at the edges) — plus clearing old tool results and dropping stale thinking. With `retrieval`
+ * the transcript is also an index the model queries, so step 2,000's prompt is the size of step
+ * 20's. Every change is a `context-edit` event over the append-only transcript.
+ *
+ * One policy serves many runs (its memory is per run id). Cost per call: the new steps and the
+ * window, never the whole transcript.
+ *
+ * @example
+ * import { contextPolicy, memoryTranscriptIndex } from 'reins/context';
+ * const context = contextPolicy({
+ *   budgetTokens: 8_000,
+ *   pinDecisions: true,
+ *   retrieval: { index: () => memoryTranscriptIndex() },
+ * });
+ * // runAgent({ model, tools, input, context });
+ */
+export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy {
+  const budget = checkedBudget(options);
+  const lowWater = options.lowWaterTokens ?? Math.floor(budget * 0.6);
+  if (!(lowWater > 0 && lowWater <= budget))
+    throw new ConfigurationError('context.lowWaterTokens', `must be > 0 and ≤ budgetTokens (${budget})`);
+  const keepRecent = options.keepRecentSteps ?? 2;
+  if (!Number.isInteger(keepRecent) || keepRecent < 1)
+    throw new ConfigurationError('context.keepRecentSteps', 'must be an integer ≥ 1');
+  const mode = options.compaction ?? 'summarize';
+  if (!['summarize', 'evict', 'retrieve'].includes(mode))
+    throw new ConfigurationError('context.compaction', "must be 'summarize', 'evict' or 'retrieve'");
+  if (mode === 'retrieve' && !options.retrieval)
+    throw new ConfigurationError('context.compaction', "'retrieve' needs retrieval: { index }");
+  const summarize = options.summarize ?? structuredDigest();
+  const admit = options.admit === undefined ? { maxResultTokens: 1_200, previewTokens: 300 } : options.admit;
+  const clearAfter = options.clearToolResults ? options.clearToolResults.afterSteps : undefined;
+  const dropThinking = options.dropThinking ?? true;
+  const k = options.retrieval?.k ?? 5;
+  const perStep = options.retrieval ? (options.retrieval.perStep ?? true) : false;
+  const runs = new Map<string, RunMemory>();
+
+  const memoryOf = (runId: string): RunMemory => {
+    let memory = runs.get(runId);
+    if (memory) return memory;
+    memory = {
+      index: options.retrieval?.index(runId),
+      units: [],
+      records: [],
+      readTo: 0,
+      deadEnds: new Map(),
+      constraints: [],
+      pending: [],
+      misses: [],
+      lastRecall: '',
+      lastWorking: '',
+      lastDecisions: '',
+    };
+    runs.set(runId, memory);
+    // Old runs' memories go first; a run that comes back re-reads its transcript.
+    if (runs.size > maxRuns) runs.delete(runs.keys().next().value as string);
+    return memory;
+  };
+
+  const tools: AnyTool[] =
+    options.retrieval && options.retrieval.tool !== false
+      ? [
+          recallTool({
+            index: (runId) => memoryOf(runId).index,
+            stepEntries: (runId, step) => memoryOf(runId).records[step - 1]?.entries,
+            k,
+            onMiss: (runId, miss) => memoryOf(runId).misses.push(miss),
+          }),
+        ]
+      : [];
+
+  return {
+    name: `context-${mode}`,
+    tools,
+    pin(runId, key, text, at = 'end') {
+      memoryOf(runId).pending.push({ verb: 'pin', key, text, at });
+    },
+    async prepare(input) {
+      const memory = memoryOf(input.runId);
+      const edits: ContextEdit[] = memory.pending.splice(0);
+      const misses: ContextMiss[] = memory.misses.splice(0);
+      const window = input.window;
+      if (edits.length === 0 && window.edits.length === 0 && options.pinned?.length)
+        options.pinned.forEach((text, i) =>
+          edits.push({ verb: 'pin', key: `pinned-${i}`, text, at: 'start' }),
+        );
+
+      const fresh = await readNewSteps(input, memory, misses);
+      // Admit: a big result enters capped, once.
+      if (admit) for (const record of fresh) edits.push(...admissions(input, record, admit));
+      // The cheap edits: clear aged results, drop stale thinking.
+      const units = memory.units;
+      if (clearAfter !== undefined && units.length > clearAfter) {
+        const aged = units[units.length - 1 - clearAfter] as StepUnit;
+        edits.push(...clearings(input, aged));
+      }
+      if (dropThinking && units.length >= 2) {
+        const previous = units[units.length - 2] as StepUnit;
+        const message = input.transcript[previous.start];
+        if (
+          message?.role === 'assistant' &&
+          message.content.some(isThinking) &&
+          !window.rangeCovering(previous.start)
+        )
+          edits.push({ verb: 'drop-thinking', message: previous.start });
+      }
+      // Apply what we have so far to a scratch view of the sizes, then compact if over budget.
+      let spent: { model: string; usage: import('../model/model.js').Usage } | undefined;
+      const projected = () => input.fixedTokens + input.window.measure() + pendingTokens(edits, input);
+      if (projected() > budget) {
+        const compaction = await compact(
+          input,
+          memory,
+          edits,
+          mode,
+          summarize,
+          keepRecent,
+          lowWater,
+          projected,
+        );
+        if (compaction) {
+          edits.push(compaction.edit);
+          if (compaction.spent) spent = compaction.spent;
+        }
+      }
+      // Reorder: what must never be missed sits at the end, where the model attends best.
+      if (options.pinDecisions) {
+        const text = decisionsText(memory);
+        if (text !== memory.lastDecisions) {
+          memory.lastDecisions = text;
+          edits.push({ verb: 'pin', key: 'decisions', text, at: 'end' });
+        }
+      }
+      if (options.workingState) {
+        const text = options.workingState(input) ?? '';
+        if (text !== memory.lastWorking) {
+          memory.lastWorking = text;
+          edits.push({ verb: 'pin', key: 'working-state', text, at: 'end' });
+        }
+      }
+      if (perStep && memory.index) {
+        const text = await recalledText(input, memory, fresh[fresh.length - 1], edits, k);
+        if (text !== memory.lastRecall) {
+          memory.lastRecall = text;
+          edits.push({ verb: 'pin', key: 'recalled', text, at: 'end' });
+        }
+      }
+      if (edits.length === 0 && misses.length === 0 && !spent) return undefined;
+      return { edits, misses, ...(spent ? { spent } : {}) };
+    },
+  };
+}
+
+function checkedBudget(options: ContextPolicyOptions): number {
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigurationError('context', 'contextPolicy needs { budgetTokens }');
+  const budget = options.budgetTokens;
+  if (!Number.isInteger(budget) || budget < 1)
+    throw new ConfigurationError('context.budgetTokens', 'must be an integer ≥ 1');
+  if (
+    options.admit &&
+    !(Number.isInteger(options.admit.maxResultTokens) && options.admit.maxResultTokens >= 1)
+  )
+    throw new ConfigurationError('context.admit.maxResultTokens', 'must be an integer ≥ 1');
+  if (
+    options.clearToolResults &&
+    !(Number.isInteger(options.clearToolResults.afterSteps) && options.clearToolResults.afterSteps >= 1)
+  )
+    throw new ConfigurationError('context.clearToolResults.afterSteps', 'must be an integer ≥ 1');
+  return budget;
+}
+
+function isThinking(block: { type: string }): boolean {
+  return block.type === 'thinking' || block.type === 'redacted_thinking';
+}
+
+/**
+ * Reads the steps completed since the last call (a step is complete once an assistant turn follows
+ * it), records their entries, indexes them, and notes a call that repeats a ruled-out approach.
+ */
+async function readNewSteps(
+  input: ContextPolicyInput,
+  memory: RunMemory,
+  misses: ContextMiss[],
+): Promise<StepRecord[]> {
+  const transcript = input.transcript;
+  if (transcript.length < memory.readTo) {
+    // A different transcript under the same run id (a fresh start): read it again.
+    memory.units = [];
+    memory.records = [];
+    memory.readTo = 0;
+    memory.deadEnds.clear();
+    memory.constraints = [];
+  }
+  const fresh: StepRecord[] = [];
+  let start = memory.readTo;
+  // Skip to the first assistant turn not yet read.
+  while (start < transcript.length && transcript[start]?.role !== 'assistant') start++;
+  while (start < transcript.length) {
+    let end = start + 1;
+    while (end < transcript.length && transcript[end]?.role !== 'assistant') end++;
+    const unit: StepUnit = { step: memory.units.length + 1, start, end };
+    const record = recordOfStep(transcript, unit);
+    // The newest step is read now and again once it is complete (its results may still come).
+    if (end === transcript.length) {
+      fresh.push(record);
+      break;
+    }
+    memory.units.push(unit);
+    memory.records.push(record);
+    memory.readTo = end;
+    fresh.push(record);
+    start = end;
+  }
+  const entries: TranscriptEntry[] = [];
+  for (const record of fresh) {
+    const complete = record.end < transcript.length;
+    for (const key of record.calls) {
+      const ruledOut = memory.deadEnds.get(key);
+      if (ruledOut !== undefined && ruledOut < record.step && complete)
+        misses.push({
+          kind: 'repeated_dead_end',
+          step: record.step,
+          detail: `${oneLine(key, 200)} failed at step ${ruledOut} and was called again`,
+        });
+    }
+    if (!complete) continue;
+    for (const key of record.deadEnds) if (!memory.deadEnds.has(key)) memory.deadEnds.set(key, record.step);
+    for (const entry of record.entries) if (entry.kind === 'constraint') memory.constraints.push(entry);
+    entries.push(...record.entries);
+  }
+  if (memory.index && entries.length > 0) await memory.index.append(entries);
+  return fresh;
+}
+
+/** `admit` edits for the big results of a step just read. */
+function admissions(
+  input: ContextPolicyInput,
+  record: StepRecord,
+  admit: { maxResultTokens: number; previewTokens?: number },
+): BlockEdit[] {
+  const out: BlockEdit[] = [];
+  const transcript = input.transcript;
+  for (let index = record.start + 1; index < record.end; index++) {
+    const message = transcript[index] as Message;
+    if (message.role !== 'user') continue;
+    message.content.forEach((block, blockIndex) => {
+      if (block.type !== 'tool_result' || input.window.blockEdit(index, blockIndex)) return;
+      const tokens = input.countMessage({ role: 'user', content: [block] });
+      if (tokens <= admit.maxResultTokens) return;
+      const previewChars = (admit.previewTokens ?? 300) * 4;
+      const head = block.content.slice(0, previewChars);
+      const closes = block.content.startsWith('<tool-output') ? '\n</tool-output>' : '';
+      out.push({
+        verb: 'admit',
+        message: index,
+        block: blockIndex,
+        step: record.step,
+        text: `${head}${closes}\n[reins: this result is ${tokens} tokens; the window shows its first ${admit.previewTokens ?? 300}. The whole result is kept: recall({ step: ${record.step} }) reads it in pages, recall({ query }) searches it.]`,
+      });
+    });
+  }
+  return out;
+}
+
+/** `clear` edits for the results of a step that aged out of `clearToolResults`. */
+function clearings(input: ContextPolicyInput, unit: StepUnit): BlockEdit[] {
+  const out: BlockEdit[] = [];
+  if (input.window.rangeCovering(unit.start)) return out;
+  for (let index = unit.start + 1; index < unit.end; index++) {
+    const message = input.transcript[index] as Message;
+    if (message.role !== 'user') continue;
+    message.content.forEach((block, blockIndex) => {
+      if (block.type !== 'tool_result') return;
+      const existing = input.window.blockEdit(index, blockIndex);
+      if (existing?.verb === 'clear') return;
+      const tokens = input.countMessage({ role: 'user', content: [block] });
+      out.push({
+        verb: 'clear',
+        message: index,
+        block: blockIndex,
+        step: unit.step,
+        text: `[reins: the result of step ${unit.step} (${tokens} tokens) was cleared from the window; recall({ step: ${unit.step} }) brings it back]`,
+      });
+    });
+  }
+  return out;
+}
+
+function textTokens(input: ContextPolicyInput, text: string): number {
+  return input.countMessage({ role: 'user', content: [{ type: 'text', text }] });
+}
+
+/** Tokens the not-yet-applied edits add or remove, roughly (admit and clear shrink a result). */
+function pendingTokens(edits: readonly ContextEdit[], input: ContextPolicyInput): number {
+  let delta = 0;
+  for (const edit of edits) {
+    if (edit.verb === 'admit' || edit.verb === 'clear') {
+      const message = input.transcript[edit.message] as Message;
+      const block = message.content[edit.block];
+      if (block?.type !== 'tool_result') continue;
+      delta += textTokens(input, edit.text) - input.countMessage({ role: 'user', content: [block] });
+    } else if (edit.verb === 'pin') delta += textTokens(input, edit.text);
+  }
+  return delta;
+}
+
+/** The oldest live steps, compacted until the projected window is at the low-water mark. */
+async function compact(
+  input: ContextPolicyInput,
+  memory: RunMemory,
+  edits: readonly ContextEdit[],
+  mode: CompactionMode,
+  summarize: Summarizer,
+  keepRecent: number,
+  lowWater: number,
+  projected: () => number,
+): Promise<
+  { edit: RangeEdit; spent?: { model: string; usage: import('../model/model.js').Usage } } | undefined
+> {
+  const window = input.window;
+  const units = memory.units;
+  // Complete steps that may leave: all but the newest `keepRecent` (the step in flight is not in `units`).
+  const limit = units.length - (keepRecent - 1);
+  let first = -1;
+  for (let i = 0; i < limit; i++)
+    if (!window.rangeCovering((units[i] as StepUnit).start)) {
+      first = i;
+      break;
+    }
+  if (first === -1) return undefined;
+  let excess = projected() - lowWater;
+  let last = first;
+  for (let i = first; i < limit; i++) {
+    const unit = units[i] as StepUnit;
+    if (window.rangeCovering(unit.start)) break;
+    last = i;
+    for (let m = unit.start; m < unit.end; m++) excess -= input.countMessage(input.transcript[m] as Message);
+    if (excess <= 0) break;
+  }
+  const from = units[first] as StepUnit;
+  const to = units[last] as StepUnit;
+  void edits;
+  if (mode === 'summarize') {
+    const records = memory.records.slice(first, last + 1);
+    const summary = await summarize({ records, steps: [from.step, to.step], signal: input.signal });
+    if (typeof summary?.text !== 'string') throw new TypeError('the summarizer must return { text }');
+    const edit: RangeEdit = {
+      verb: 'summarize',
+      from: from.start,
+      to: to.end,
+      steps: [from.step, to.step],
+      text: summary.text,
+    };
+    return summary.spent ? { edit, spent: summary.spent } : { edit };
+  }
+  // evict and retrieve: one marker for everything out of the window, widened each time.
+  const earlier = window.ranges[0];
+  const start = earlier && earlier.from <= from.start ? earlier : undefined;
+  const fromIndex = start ? start.from : from.start;
+  const firstStep = start ? start.steps[0] : from.step;
+  const text =
+    mode === 'retrieve'
+      ? `[reins: steps ${firstStep}–${to.step} are out of the window. Their calls, results, dead ends and facts are in the transcript index: call recall({ query }) to look something up, recall({ step }) to read a step's results. Entries relevant to the last step are listed at the end.]`
+      : `[reins: steps ${firstStep}–${to.step} were evicted from the window to keep it within budget.]`;
+  return { edit: { verb: 'evict', from: fromIndex, to: to.end, steps: [firstStep, to.step], text } };
+}
+
+/** The pinned decisions: every dead end and every constraint the user gave, never summarized. */
+function decisionsText(memory: RunMemory): string {
+  if (memory.deadEnds.size === 0 && memory.constraints.length === 0) return '';
+  const records = memory.records;
+  const lines: string[] = [];
+  for (const entry of memory.constraints) lines.push(`- step ${entry.step}: ${entry.text}`);
+  const ruledOut: string[] = [];
+  for (const record of records)
+    for (const entry of record.entries)
+      if (entry.kind === 'dead_end') ruledOut.push(`- step ${entry.step}: ${entry.text}`);
+  return digestPinned(lines, ruledOut);
+}
+
+function digestPinned(constraints: string[], ruledOut: string[]): string {
+  const out = ['<context-pinned trust="untrusted">'];
+  if (constraints.length > 0) out.push('Constraints the user gave:', ...constraints);
+  if (ruledOut.length > 0) out.push('Ruled out (failed; do not retry):', ...ruledOut);
+  out.push('</context-pinned>');
+  return out.join('\n').replace(/<\/?context-pinned(?![^>]*trust)/gi, (tag) => tag.replace('<', '&lt;'));
+}
+
+/** The top entries for what the last step did, among those out of the window. */
+async function recalledText(
+  input: ContextPolicyInput,
+  memory: RunMemory,
+  newest: StepRecord | undefined,
+  edits: readonly ContextEdit[],
+  k: number,
+): Promise<string> {
+  const index = memory.index as TranscriptIndex;
+  const last = newest ?? memory.records[memory.records.length - 1];
+  if (!last) return '';
+  const query = last.entries
+    .filter((entry) => entry.kind !== 'tool_result')
+    .map((entry) => entry.text)
+    .join(' ');
+  if (query.trim() === '') return '';
+  // Only what the window no longer shows is worth a retrieval.
+  const ranges = [
+    ...input.window.ranges,
+    ...edits.filter((edit): edit is RangeEdit => edit.verb === 'evict' || edit.verb === 'summarize'),
+  ];
+  const out = ranges.reduce((max, range) => Math.max(max, range.steps[1]), 0);
+  if (out === 0) return '';
+  const hits = await index.search(oneLine(query, 1_000), {
+    k,
+    beforeStep: out + 1,
+    kinds: ['dead_end', 'fact', 'decision', 'constraint'],
+  });
+  if (hits.length === 0) return '';
+  return digestText(
+    [
+      {
+        step: 0,
+        start: 0,
+        end: 0,
+        entries: [...hits].sort((a, b) => a.step - b.step),
+        deadEnds: [],
+        calls: [],
+      },
+    ],
+    [hits.reduce((m, h) => Math.min(m, h.step), Infinity), hits.reduce((m, h) => Math.max(m, h.step), 0)],
+    k,
+    k,
+  ).replace('reins summarized', 'reins recalled, for the last step, from');
+}

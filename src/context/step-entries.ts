@@ -1,0 +1,157 @@
+import { canonicalJson } from '../controls/canonical-json.js';
+import type { Message, ToolUseBlock } from '../model/content.js';
+import type { TranscriptEntry } from './transcript-index.js';
+
+/**
+ * One step of the transcript: the assistant turn at `start` and the user messages after it (its
+ * tool results, a final-answer prompt), up to the next assistant turn at `end`.
+ */
+export interface StepUnit {
+  step: number;
+  start: number;
+  end: number;
+}
+
+/** What a digest keeps of one step: typed entries, never the narration. */
+export interface StepRecord extends StepUnit {
+  entries: TranscriptEntry[];
+  /** `tool:canonical input` of each call that failed (an approach ruled out). */
+  deadEnds: string[];
+  /** `tool:canonical input` of every call. */
+  calls: string[];
+}
+
+/** `name:canonical input`: how a repeated approach is recognized. */
+export function callKey(name: string, input: unknown): string {
+  let json: string;
+  try {
+    json = canonicalJson(input ?? null);
+  } catch {
+    json = String(input);
+  }
+  return `${name}:${json}`;
+}
+
+// Ids an agent comes back to: INC-4471, ORD_12, #10233, 8+ hex digits, key=value ids.
+const idPattern =
+  /\b[A-Z][A-Z0-9]{1,9}[-_][0-9]{2,}\b|#[0-9]{3,}\b|\b[0-9a-f]{8,}\b|\b[a-z_]*id[=:]\s*[\w-]{3,}/g;
+
+/** Ids a text mentions, first seen first, at most `limit`. */
+export function idsIn(text: string, limit = 8): string[] {
+  const found = new Set<string>();
+  for (const match of text.slice(0, 20_000).matchAll(idPattern)) {
+    found.add(match[0]);
+    if (found.size >= limit) break;
+  }
+  return [...found];
+}
+
+const maxLine = 160;
+
+/** The first `max` characters of a one-line rendering of `text`. */
+export function oneLine(text: string, max = maxLine): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+/** A call as a digest shows it: `tool({"a":1})`, its input capped. */
+function shownCall(call: ToolUseBlock): string {
+  let input: string;
+  try {
+    input = canonicalJson(call.input ?? null);
+  } catch {
+    input = call.inputText ?? '?';
+  }
+  return `${call.name}(${oneLine(input, 120)})`;
+}
+
+/**
+ * The entries of one step, read from the transcript: each failed call is a `dead_end`, each
+ * successful one a `decision` (what was called and the head of what came back) and a
+ * `tool_result` (the whole result, for retrieval), the ids a result mentions a `fact`, and the
+ * user's own words after the task a `constraint`. The assistant's narration is not kept.
+ */
+export function recordOfStep(transcript: readonly Message[], unit: StepUnit): StepRecord {
+  const record: StepRecord = { ...unit, entries: [], deadEnds: [], calls: [] };
+  const assistant = transcript[unit.start];
+  if (assistant?.role !== 'assistant') return record;
+  const calls = new Map<string, ToolUseBlock>();
+  for (const block of assistant.content) if (block.type === 'tool_use') calls.set(block.id, block);
+  for (let index = unit.start + 1; index < unit.end; index++) {
+    const message = transcript[index];
+    if (message?.role !== 'user') continue;
+    message.content.forEach((block, blockIndex) => {
+      const id = `m${index}.b${blockIndex}`;
+      if (block.type === 'text') {
+        // A user turn mid-run (a correction, a new limit) is load-bearing.
+        if (block.text.trim() !== '')
+          record.entries.push({
+            id: `${id}.constraint`,
+            step: unit.step,
+            kind: 'constraint',
+            text: block.text,
+            message: index,
+          });
+        return;
+      }
+      if (block.type !== 'tool_result') return;
+      const call = calls.get(block.toolUseId);
+      const name = call?.name ?? 'tool';
+      const key = callKey(name, call?.input);
+      record.calls.push(key);
+      const shown = call ? shownCall(call) : name;
+      if (block.isError) {
+        record.deadEnds.push(key);
+        record.entries.push({
+          id: `${id}.dead_end`,
+          step: unit.step,
+          kind: 'dead_end',
+          tool: name,
+          text: `${shown} failed: ${oneLine(withoutDelimiter(block.content))}`,
+          message: index,
+          untrusted: true,
+        });
+        return;
+      }
+      const content = withoutDelimiter(block.content);
+      record.entries.push({
+        id: `${id}.decision`,
+        step: unit.step,
+        kind: 'decision',
+        tool: name,
+        text: `${shown} → ${oneLine(content, 80)}`,
+        message: index,
+        untrusted: true,
+      });
+      const ids = idsIn(content);
+      if (ids.length > 0)
+        record.entries.push({
+          id: `${id}.fact`,
+          step: unit.step,
+          kind: 'fact',
+          tool: name,
+          text: `${name} returned ${ids.join(', ')}`,
+          message: index,
+          untrusted: true,
+        });
+      record.entries.push({
+        id: `${id}.result`,
+        step: unit.step,
+        kind: 'tool_result',
+        tool: name,
+        text: content,
+        message: index,
+        untrusted: true,
+      });
+    });
+  }
+  return record;
+}
+
+/** A result's text without the untrusted-output delimiter the loop wraps it in. */
+function withoutDelimiter(content: string): string {
+  if (!content.startsWith('<tool-output')) return content;
+  const open = content.indexOf('>\n');
+  const close = content.lastIndexOf('\n</tool-output>');
+  return open === -1 || close === -1 || close < open ? content : content.slice(open + 2, close);
+}
