@@ -181,9 +181,8 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
       const misses: ContextMiss[] = memory.misses.splice(0);
       const window = input.window;
       if (edits.length === 0 && window.edits.length === 0 && options.pinned?.length)
-        options.pinned.forEach((text, i) =>
-          edits.push({ verb: 'pin', key: `pinned-${i}`, text, at: 'start' }),
-        );
+        for (const [i, text] of options.pinned.entries())
+          edits.push({ verb: 'pin', key: `pinned-${i}`, text, at: 'start' });
 
       const fresh = await readNewSteps(input, memory, misses);
       // Admit: a big result enters capped, once.

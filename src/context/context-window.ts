@@ -104,7 +104,10 @@ export class ContextWindow {
       case 'admit':
       case 'clear': {
         let byBlock = this.#blockEdits.get(edit.message);
-        if (!byBlock) this.#blockEdits.set(edit.message, (byBlock = new Map()));
+        if (!byBlock) {
+          byBlock = new Map();
+          this.#blockEdits.set(edit.message, byBlock);
+        }
         byBlock.set(edit.block, edit);
         this.#derived.delete(edit.message);
         break;

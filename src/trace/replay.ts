@@ -384,7 +384,10 @@ function contextFromTrace(events: readonly TraceEvent[]): ContextPolicy | undefi
     if (event.type !== 'context-edit') continue;
     policy ??= event.policy;
     let edits = byStep.get(event.step);
-    if (!edits) byStep.set(event.step, (edits = []));
+    if (!edits) {
+      edits = [];
+      byStep.set(event.step, edits);
+    }
     edits.push(event.edit);
   }
   if (!windowed && byStep.size === 0) return undefined;
