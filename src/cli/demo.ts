@@ -1,4 +1,5 @@
 import pc from 'picocolors';
+import { contextPolicy } from '../context/cache-policy.js';
 import { jsonlTraceSink } from '../node/jsonl-trace-sink.js';
 import {
   runScenario,
@@ -24,6 +25,11 @@ export interface DemoFlags {
 
 export const cliStyle = { dim: pc.dim, bold: pc.bold, good: pc.green, bad: pc.red, warn: pc.yellow };
 
+/** The policy the drowns demo runs with: a 6,000-token working set under the lesson's 8,000 limit. */
+export function drownsPolicy() {
+  return contextPolicy({ budgetTokens: 6_000, admit: { maxResultTokens: 1_200, previewTokens: 300 } });
+}
+
 /** `reins demo`: plays the lesson's scenarios through the real loop. */
 export async function demo(which: ScenarioName | 'all', flags: DemoFlags): Promise<number> {
   const names = which === 'all' ? [...scenarioNames] : [which];
@@ -44,12 +50,28 @@ export async function demo(which: ScenarioName | 'all', flags: DemoFlags): Promi
     const run = await runScenario(name, overrides);
     sink?.close();
     runs.push(run);
+    // The other fix for `drowns`, in the window rather than the tool: a context policy admits the
+    // result capped, with a recall handle, and the run answers.
+    const { trace: _written, ...untraced } = overrides;
+    const windowed =
+      name === 'drowns' && !flags.json
+        ? await runScenario(name, { ...untraced, context: drownsPolicy() })
+        : undefined;
     if (!flags.json) {
       const scenario = scenarios[name];
       console.log(pc.bold(pc.cyan(`\n━━ ${scenario.title} (${name}) ━━`)));
       console.log(pc.dim(scenario.lesson));
       console.log(renderTrace(run.trace, { style: cliStyle }));
       if (sink) console.log(pc.dim(`trace written to ${sink.path}`));
+      if (windowed) {
+        console.log(pc.bold(pc.cyan(`\n━━ ${scenario.title}, with a context policy (drowns) ━━`)));
+        console.log(
+          pc.dim(
+            'The same run with contextPolicy({ budgetTokens: 6_000 }): the result enters the window as its first 300 tokens and a recall handle; the transcript keeps all of it.',
+          ),
+        );
+        console.log(renderTrace(windowed.trace, { style: cliStyle }));
+      }
     }
   }
   if (flags.json) {

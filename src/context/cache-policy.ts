@@ -56,6 +56,13 @@ export interface ContextPolicyOptions {
    * model gets a `recall` tool, with `perStep` the top `k` entries for what the last step did are
    * pinned at the end (only entries out of the window).
    */
+  /**
+   * Offer the `recall` tool without retrieval too: `recall({ step })` reads a result the window
+   * shows capped or cleared (a query needs `retrieval`). @default true
+   */
+  recallTool?: boolean;
+  /** A cache breakpoint after the stable part of the window (see `ContextPolicy.cacheBreakpoint`). @default true */
+  cacheBreakpoint?: boolean;
   retrieval?: {
     /** One index per run (a run id names it). */
     index: (runId: string) => TranscriptIndex;
@@ -157,21 +164,22 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
     return memory;
   };
 
-  const tools: AnyTool[] =
-    options.retrieval && options.retrieval.tool !== false
-      ? [
-          recallTool({
-            index: (runId) => memoryOf(runId).index,
-            stepEntries: (runId, step) => memoryOf(runId).records[step - 1]?.entries,
-            k,
-            onMiss: (runId, miss) => memoryOf(runId).misses.push(miss),
-          }),
-        ]
-      : [];
+  const offerRecall = options.retrieval ? options.retrieval.tool !== false : options.recallTool !== false;
+  const tools: AnyTool[] = offerRecall
+    ? [
+        recallTool({
+          index: (runId) => memoryOf(runId).index,
+          stepEntries: (runId, step) => memoryOf(runId).records[step - 1]?.entries,
+          k,
+          onMiss: (runId, miss) => memoryOf(runId).misses.push(miss),
+        }),
+      ]
+    : [];
 
   return {
     name: `context-${mode}`,
     tools,
+    cacheBreakpoint: options.cacheBreakpoint ?? true,
     pin(runId, key, text, at = 'end') {
       memoryOf(runId).pending.push({ verb: 'pin', key, text, at });
     },
@@ -470,11 +478,11 @@ function decisionsText(memory: RunMemory): string {
   if (memory.deadEnds.size === 0 && memory.constraints.length === 0) return '';
   const records = memory.records;
   const lines: string[] = [];
-  for (const entry of memory.constraints) lines.push(`- step ${entry.step}: ${entry.text}`);
+  for (const entry of memory.constraints) lines.push(`- step ${entry.step}: ${escapedPinned(entry.text)}`);
   const ruledOut: string[] = [];
   for (const record of records)
     for (const entry of record.entries)
-      if (entry.kind === 'dead_end') ruledOut.push(`- step ${entry.step}: ${entry.text}`);
+      if (entry.kind === 'dead_end') ruledOut.push(`- step ${entry.step}: ${escapedPinned(entry.text)}`);
   return digestPinned(lines, ruledOut);
 }
 
@@ -483,7 +491,11 @@ function digestPinned(constraints: string[], ruledOut: string[]): string {
   if (constraints.length > 0) out.push('Constraints the user gave:', ...constraints);
   if (ruledOut.length > 0) out.push('Ruled out (failed; do not retry):', ...ruledOut);
   out.push('</context-pinned>');
-  return out.join('\n').replace(/<\/?context-pinned(?![^>]*trust)/gi, (tag) => tag.replace('<', '&lt;'));
+  return out.join('\n');
+}
+
+function escapedPinned(text: string): string {
+  return text.replace(/<\/?context-pinned/gi, (tag) => tag.replace('<', '&lt;'));
 }
 
 /** The top entries for what the last step did, among those out of the window. */

@@ -57,5 +57,12 @@ export interface ContextPolicy {
   readonly name: string;
   /** Tools the policy offers the model (a `recall` tool); joined to the run's tools. */
   readonly tools?: readonly AnyTool[];
+  /**
+   * Put a cache breakpoint on the newest transcript message, ahead of the end pins that change
+   * every call, so the provider caches the stable part and never writes the volatile tail
+   * (Anthropic; unless the run's `modelSettings.cache` is off or names its own messages).
+   * @default false
+   */
+  readonly cacheBreakpoint?: boolean;
   prepare(input: ContextPolicyInput): ContextChanges | undefined | Promise<ContextChanges | undefined>;
 }

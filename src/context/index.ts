@@ -2,6 +2,7 @@ export * from './cache-policy.js';
 export * from './context-edit.js';
 export * from './context-policy.js';
 export * from './context-window.js';
+export * from './model-summarizer.js';
 export * from './recall-tool.js';
 export * from './step-entries.js';
 export * from './structured-digest.js';

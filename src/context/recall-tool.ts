@@ -64,7 +64,9 @@ export function recallTool(options: RecallToolOptions): AnyTool {
           : page;
       }
       const index = options.index(context.runId);
-      const hits = index ? await index.search(query as string, { k }) : [];
+      if (!index)
+        return "Searching needs a transcript index, which this run has none of; pass `step` to read a step's results.";
+      const hits = await index.search(query as string, { k });
       if (hits.length === 0) {
         options.onMiss(context.runId, {
           kind: 'recall_no_hit',

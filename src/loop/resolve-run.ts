@@ -28,9 +28,10 @@ const resumableOutcomes: ReadonlySet<string> = new Set(['hard_error', 'cancelled
  * this returns.
  */
 export function resolveRun(given: RunOptions, from?: RunState): LoopSetup {
-  const options = withPolicyTools(given);
   const checked = from === undefined ? undefined : assertRunState(from);
+  let options = given;
   try {
+    if (typeof given === 'object' && given !== null) options = withPolicyTools(given);
     validateRunOptions(checked === undefined ? options : { ...options, input: checked.messages });
   } catch (thrown) {
     if (isConfigurationError(thrown)) throw thrown;

@@ -141,6 +141,8 @@ export interface ContextWindowEvent extends Base {
   /** Ranges shown as a digest or a marker, and the keys of the pinned blocks. */
   ranges: number;
   pins: string[];
+  /** The message index the policy put a cache breakpoint on, when it placed one. */
+  cacheBreakpoint?: number;
 }
 /** Something the window needed and did not have (a recall with no hit, a ruled-out approach repeated). */
 export interface ContextMissEvent extends Base {

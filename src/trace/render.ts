@@ -110,6 +110,24 @@ export function renderTrace(events: readonly TraceEvent[], options: RenderOption
           }
         }
         break;
+      case 'context-edit': {
+        const edit = event.edit;
+        const sizes = `window ${number(event.tokensBefore)} → ${number(event.tokensAfter)} tokens`;
+        if (edit.verb === 'summarize' || edit.verb === 'evict')
+          out.push(
+            `  ${style.warn(`context ${edit.verb}`)} steps ${edit.steps[0]}–${edit.steps[1]}: ${sizes}`,
+          );
+        else if (edit.verb === 'admit' || edit.verb === 'clear')
+          out.push(
+            `  ${style.warn(`context ${edit.verb === 'admit' ? 'admit capped' : 'clear'}`)} the result of step ${edit.step}: ${sizes}`,
+          );
+        else if (edit.verb === 'pin' && edit.text !== '')
+          out.push(`  ${style.dim(`context pin ${edit.key} (${edit.at})`)}`);
+        break;
+      }
+      case 'context-miss':
+        out.push(`  ${style.bad('context miss')} ${event.miss.kind}: ${event.miss.detail}`);
+        break;
       case 'progress-check':
         if (event.drifting) out.push(`  ${style.bad('drift  ')} ${event.drifting.detail}`);
         break;

@@ -379,8 +379,12 @@ function contextFromTrace(events: readonly TraceEvent[]): ContextPolicy | undefi
   const byStep = new Map<number, ContextEdit[]>();
   let policy: string | undefined;
   let windowed = false;
+  let cacheBreakpoint = false;
   for (const event of events) {
-    if (event.type === 'context-window') windowed = true;
+    if (event.type === 'context-window') {
+      windowed = true;
+      if (event.cacheBreakpoint !== undefined) cacheBreakpoint = true;
+    }
     if (event.type !== 'context-edit') continue;
     policy ??= event.policy;
     let edits = byStep.get(event.step);
@@ -393,6 +397,7 @@ function contextFromTrace(events: readonly TraceEvent[]): ContextPolicy | undefi
   if (!windowed && byStep.size === 0) return undefined;
   return {
     name: policy ?? 'replay',
+    cacheBreakpoint,
     prepare: ({ step }) => {
       const edits = byStep.get(step);
       // Each step's edits apply once: a resumed segment re-running a step does not apply them twice.

@@ -2,10 +2,10 @@ import type { ContextChanges } from '../../context/context-policy.js';
 import type { ContextWindow } from '../../context/context-window.js';
 import { costUsdOf } from '../../controls/price.js';
 import { errorInfo } from '../../errors/error-info.js';
-import { addUsage, billedTokensOf, type Usage } from '../../model/model.js';
+import { addUsage, billedTokensOf, mergeSettings, type Usage } from '../../model/model.js';
 import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
-import { LoopStop } from '../loop-stop.js';
+import { isLoopStop, LoopStop } from '../loop-stop.js';
 import { validUsage } from './read-response.js';
 
 /**
@@ -41,11 +41,29 @@ export async function prepareWindow(
     };
     const answer = await guard('context_policy', () => policy.prepare(input), state.run.signal);
     if (!answer.ok) throw LoopStop.from(answer, 'before-call');
-    if (answer.value !== undefined && answer.value !== null) await applyChanges(state, step, answer.value);
+    if (answer.value !== undefined && answer.value !== null) {
+      try {
+        await applyChanges(state, step, answer.value);
+      } catch (thrown) {
+        // Its answer is the policy's too: a throwing getter or a Proxy is a context_policy error.
+        if (isLoopStop(thrown)) throw thrown;
+        throw new LoopStop(
+          { kind: 'hard_error', source: 'context_policy', error: errorInfo(thrown) },
+          'before-call',
+        );
+      }
+    }
   }
   const shown = window.render();
   prepared.messages = shown.messages;
   prepared.contextTokens = fixedTokens + shown.tokens;
+  const breakpoint = policy?.cacheBreakpoint ? breakpointOf(prepared, window) : undefined;
+  if (breakpoint !== undefined) {
+    const cache = prepared.settings?.cache;
+    prepared.settings = mergeSettings(prepared.settings, {
+      cache: { ...(cache || {}), messages: [breakpoint] },
+    });
+  }
   if (trace.on) {
     const written = trace.emit({
       type: 'context-window',
@@ -59,10 +77,23 @@ export async function prepareWindow(
       invalidatedTokens: shown.invalidatedTokens,
       ranges: window.ranges.length,
       pins: [...window.pins.keys()],
+      ...(breakpoint !== undefined ? { cacheBreakpoint: breakpoint } : {}),
     });
     if (written) await written;
   }
   return prepared;
+}
+
+/**
+ * Where the cache breakpoint goes: the last message before the end pins (they change every call, so
+ * caching them writes what is never read). None when the run turned caching off or chose its own.
+ */
+function breakpointOf(prepared: PreparedCall, window: ContextWindow): number | undefined {
+  const cache = prepared.settings?.cache;
+  if (cache === false || (cache && cache.messages !== undefined)) return undefined;
+  const endPinned = [...window.pins.values()].some((pin) => pin.at === 'end');
+  const index = prepared.messages.length - 1 - (endPinned ? 1 : 0);
+  return index >= 0 ? index : undefined;
 }
 
 async function applyChanges(state: LoopState, step: number, changes: ContextChanges): Promise<void> {
