@@ -93,17 +93,15 @@ const editArbitrary = (steps: number): fc.Arbitrary<ContextEdit> =>
           text,
         };
       }),
-    fc
-      .tuple(fc.integer({ min: 1, max: steps }), fc.boolean(), fc.string())
-      .map(
-        ([step, admit, text]): ContextEdit => ({
-          verb: admit ? 'admit' : 'clear',
-          message: 2 * step,
-          block: 0,
-          step,
-          text,
-        }),
-      ),
+    fc.tuple(fc.integer({ min: 1, max: steps }), fc.boolean(), fc.string()).map(
+      ([step, admit, text]): ContextEdit => ({
+        verb: admit ? 'admit' : 'clear',
+        message: 2 * step,
+        block: 0,
+        step,
+        text,
+      }),
+    ),
     fc
       .integer({ min: 1, max: steps })
       .map((step): ContextEdit => ({ verb: 'drop-thinking', message: 2 * step - 1 })),
