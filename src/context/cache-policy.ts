@@ -32,6 +32,11 @@ export interface ContextPolicyOptions {
   /** How `summarize` compresses. @default structuredDigest() */
   summarize?: Summarizer;
   /**
+   * Digests pile up one per compaction; past this many tokens they are merged into one digest of
+   * the whole span (dead ends and constraints all kept). @default budgetTokens / 4
+   */
+  digestBudgetTokens?: number;
+  /**
    * Admission control: a tool result over `maxResultTokens` enters the window as its first
    * `previewTokens` and a marker saying how to read the rest (`recall`). `false` admits everything raw.
    * @default { maxResultTokens: 1_200, previewTokens: 300 }
@@ -91,11 +96,19 @@ interface RunMemory {
   readTo: number;
   deadEnds: Map<string, number>;
   constraints: TranscriptEntry[];
+  /** The pinned decisions' lines, grown as steps are read (never rebuilt from the whole run). */
+  ruledOutLines: string[];
+  constraintLines: string[];
+  /** Units before this index are all behind a range: compaction starts looking here. */
+  compactedTo: number;
   pending: ContextEdit[];
   misses: ContextMiss[];
   lastRecall: string;
   lastWorking: string;
   lastDecisions: string;
+  decisionsCount: number;
+  /** The newest step as read last call, while no later turn has come. */
+  tail: StepRecord | undefined;
 }
 
 const maxRuns = 256;
@@ -135,6 +148,7 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
   if (mode === 'retrieve' && !options.retrieval)
     throw new ConfigurationError('context.compaction', "'retrieve' needs retrieval: { index }");
   const summarize = options.summarize ?? structuredDigest();
+  const digestBudget = options.digestBudgetTokens ?? Math.floor(budget / 4);
   const admit = options.admit === undefined ? { maxResultTokens: 1_200, previewTokens: 300 } : options.admit;
   const clearAfter = options.clearToolResults ? options.clearToolResults.afterSteps : undefined;
   const dropThinking = options.dropThinking ?? true;
@@ -152,11 +166,16 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
       readTo: 0,
       deadEnds: new Map(),
       constraints: [],
+      ruledOutLines: [],
+      constraintLines: [],
+      compactedTo: 0,
       pending: [],
       misses: [],
       lastRecall: '',
       lastWorking: '',
       lastDecisions: '',
+      decisionsCount: 0,
+      tail: undefined,
     };
     runs.set(runId, memory);
     // Old runs' memories go first; a run that comes back re-reads its transcript.
@@ -223,6 +242,7 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
           summarize,
           keepRecent,
           lowWater,
+          digestBudget,
           projected,
         );
         if (compaction) {
@@ -232,7 +252,9 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
       }
       // Reorder: what must never be missed sits at the end, where the model attends best.
       if (options.pinDecisions) {
-        const text = decisionsText(memory);
+        const count = memory.ruledOutLines.length + memory.constraintLines.length;
+        const text = count === memory.decisionsCount ? memory.lastDecisions : decisionsText(memory);
+        memory.decisionsCount = count;
         if (text !== memory.lastDecisions) {
           memory.lastDecisions = text;
           edits.push({ verb: 'pin', key: 'decisions', text, at: 'end' });
@@ -298,6 +320,9 @@ async function readNewSteps(
     memory.readTo = 0;
     memory.deadEnds.clear();
     memory.constraints = [];
+    memory.ruledOutLines = [];
+    memory.constraintLines = [];
+    memory.compactedTo = 0;
   }
   const fresh: StepRecord[] = [];
   let start = memory.readTo;
@@ -307,7 +332,11 @@ async function readNewSteps(
     let end = start + 1;
     while (end < transcript.length && transcript[end]?.role !== 'assistant') end++;
     const unit: StepUnit = { step: memory.units.length + 1, start, end };
-    const record = recordOfStep(transcript, unit);
+    // The newest step was read last call already (its results were in); read it once.
+    const tail = memory.tail;
+    const record =
+      tail && tail.start === start && tail.end === end ? tail : recordOfStep(transcript, unit);
+    memory.tail = end === transcript.length ? record : undefined;
     // The newest step is read now and again once it is complete (its results may still come).
     if (end === transcript.length) {
       fresh.push(record);
@@ -333,7 +362,13 @@ async function readNewSteps(
     }
     if (!complete) continue;
     for (const key of record.deadEnds) if (!memory.deadEnds.has(key)) memory.deadEnds.set(key, record.step);
-    for (const entry of record.entries) if (entry.kind === 'constraint') memory.constraints.push(entry);
+    for (const entry of record.entries) {
+      if (entry.kind === 'constraint') {
+        memory.constraints.push(entry);
+        memory.constraintLines.push(`- step ${entry.step}: ${escapedPinned(entry.text)}`);
+      } else if (entry.kind === 'dead_end')
+        memory.ruledOutLines.push(`- step ${entry.step}: ${escapedPinned(entry.text)}`);
+    }
     entries.push(...record.entries);
   }
   if (memory.index && entries.length > 0) await memory.index.append(entries);
@@ -412,6 +447,53 @@ function pendingTokens(edits: readonly ContextEdit[], input: ContextPolicyInput)
   return delta;
 }
 
+type Compaction = { edit: RangeEdit; spent?: { model: string; usage: import('../model/model.js').Usage } };
+
+/** One digest range over steps `from`..`to`, from their records. */
+async function summarized(
+  input: ContextPolicyInput,
+  memory: RunMemory,
+  summarize: Summarizer,
+  from: { start: number; step: number },
+  to: StepUnit,
+): Promise<Compaction> {
+  const records = memory.records.slice(from.step - 1, to.step);
+  const summary = await summarize({ records, steps: [from.step, to.step], signal: input.signal });
+  if (typeof summary?.text !== 'string') throw new TypeError('the summarizer must return { text }');
+  const edit: RangeEdit = {
+    verb: 'summarize',
+    from: from.start,
+    to: to.end,
+    steps: [from.step, to.step],
+    text: summary.text,
+  };
+  return summary.spent ? { edit, spent: summary.spent } : { edit };
+}
+
+/**
+ * Digests pile up (the transcript cross-post: compressed is not gone). Once they hold more than
+ * `digestBudget` tokens, the digests and the steps now leaving (through `to`) become one digest of
+ * the whole span: its dead ends and constraints all kept, its narration of calls cut to the last few.
+ */
+async function mergeDigests(
+  input: ContextPolicyInput,
+  memory: RunMemory,
+  summarize: Summarizer,
+  digestBudget: number,
+  to: StepUnit | undefined,
+): Promise<Compaction | undefined> {
+  const ranges = input.window.ranges;
+  const head = ranges[0];
+  const tail = ranges[ranges.length - 1];
+  if (!head || !tail || (to === undefined && ranges.length < 2)) return undefined;
+  let digestTokens = 0;
+  for (const range of ranges) digestTokens += textTokens(input, range.text);
+  if (digestTokens <= digestBudget) return undefined;
+  const last = to ?? (memory.units[tail.steps[1] - 1] as StepUnit | undefined);
+  if (!last) return undefined;
+  return summarized(input, memory, summarize, { start: head.from, step: head.steps[0] }, last);
+}
+
 /** The oldest live steps, compacted until the projected window is at the low-water mark. */
 async function compact(
   input: ContextPolicyInput,
@@ -421,6 +503,7 @@ async function compact(
   summarize: Summarizer,
   keepRecent: number,
   lowWater: number,
+  digestBudget: number,
   projected: () => number,
 ): Promise<
   { edit: RangeEdit; spent?: { model: string; usage: import('../model/model.js').Usage } } | undefined
@@ -430,12 +513,14 @@ async function compact(
   // Complete steps that may leave: all but the newest `keepRecent` (the step in flight is not in `units`).
   const limit = units.length - (keepRecent - 1);
   let first = -1;
-  for (let i = 0; i < limit; i++)
+  for (let i = memory.compactedTo; i < limit; i++)
     if (!window.rangeCovering((units[i] as StepUnit).start)) {
       first = i;
       break;
     }
-  if (first === -1) return undefined;
+  if (first === -1)
+    return mode === 'summarize' ? mergeDigests(input, memory, summarize, digestBudget, undefined) : undefined;
+  memory.compactedTo = first;
   let excess = projected() - lowWater;
   let last = first;
   for (let i = first; i < limit; i++) {
@@ -449,17 +534,9 @@ async function compact(
   const to = units[last] as StepUnit;
   void edits;
   if (mode === 'summarize') {
-    const records = memory.records.slice(first, last + 1);
-    const summary = await summarize({ records, steps: [from.step, to.step], signal: input.signal });
-    if (typeof summary?.text !== 'string') throw new TypeError('the summarizer must return { text }');
-    const edit: RangeEdit = {
-      verb: 'summarize',
-      from: from.start,
-      to: to.end,
-      steps: [from.step, to.step],
-      text: summary.text,
-    };
-    return summary.spent ? { edit, spent: summary.spent } : { edit };
+    const merged = await mergeDigests(input, memory, summarize, digestBudget, to);
+    if (merged) return merged;
+    return summarized(input, memory, summarize, from, to);
   }
   // evict and retrieve: one marker for everything out of the window, widened each time.
   const earlier = window.ranges[0];
@@ -475,15 +552,8 @@ async function compact(
 
 /** The pinned decisions: every dead end and every constraint the user gave, never summarized. */
 function decisionsText(memory: RunMemory): string {
-  if (memory.deadEnds.size === 0 && memory.constraints.length === 0) return '';
-  const records = memory.records;
-  const lines: string[] = [];
-  for (const entry of memory.constraints) lines.push(`- step ${entry.step}: ${escapedPinned(entry.text)}`);
-  const ruledOut: string[] = [];
-  for (const record of records)
-    for (const entry of record.entries)
-      if (entry.kind === 'dead_end') ruledOut.push(`- step ${entry.step}: ${escapedPinned(entry.text)}`);
-  return digestPinned(lines, ruledOut);
+  if (memory.ruledOutLines.length === 0 && memory.constraintLines.length === 0) return '';
+  return digestPinned(memory.constraintLines, memory.ruledOutLines);
 }
 
 function digestPinned(constraints: string[], ruledOut: string[]): string {

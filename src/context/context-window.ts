@@ -50,6 +50,8 @@ export class ContextWindow {
   #previous: readonly Message[] = [];
   #previousTokens: number[] = [];
   #renders = 0;
+  #countedTo = 0;
+  #transcriptTokens = 0;
 
   constructor(transcript: readonly Message[], count: MessageTokens, edits: readonly ContextEdit[] = []) {
     this.#transcript = transcript;
@@ -144,6 +146,19 @@ export class ContextWindow {
     kept.push(edit);
     kept.sort((a, b) => a.from - b.from);
     this.#ranges = kept;
+  }
+
+  /** Tokens of the whole transcript, counted as it grows (what the window saves is the difference). */
+  transcriptTokens(): number {
+    const transcript = this.#transcript;
+    if (transcript.length < this.#countedTo) {
+      this.#countedTo = 0;
+      this.#transcriptTokens = 0;
+    }
+    for (let i = this.#countedTo; i < transcript.length; i++)
+      this.#transcriptTokens += this.#count(transcript[i] as Message);
+    this.#countedTo = transcript.length;
+    return this.#transcriptTokens;
   }
 
   /** Tokens the window would send now (its messages), without counting as a call. */

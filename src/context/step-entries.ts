@@ -32,16 +32,37 @@ export function callKey(name: string, input: unknown): string {
   return `${name}:${json}`;
 }
 
-// Ids an agent comes back to: INC-4471, ORD_12, #10233, 8+ hex digits, key=value ids.
-const idPattern =
-  /\b[A-Z][A-Z0-9]{1,9}[-_][0-9]{2,}\b|#[0-9]{3,}\b|\b[0-9a-f]{8,}\b|\b[a-z_]*id[=:]\s*[\w-]{3,}/g;
+// Ids an agent comes back to: INC-4471, ORD_12, #10233, 8+ hex digits, key=value ids. Each word is
+// tested with anchored patterns (one cheap miss at its first character), not one pattern at every position.
+const codeShape = /^[A-Z][A-Z0-9]{1,9}[-_][0-9]{2,}$/;
+const numberShape = /^#[0-9]{3,}$/;
+const hexShape = /^[0-9a-f]{8,}$/;
+const keyShape = /^(?:[a-z]+_)?id[=:][\w-]{3,}$/;
+
+/** One word against the shape its first character allows (most words are tested once, or not at all). */
+function isId(word: string): boolean {
+  const first = word.charCodeAt(0);
+  if (first >= 65 && first <= 90) return codeShape.test(word);
+  if (first === 35) return numberShape.test(word);
+  if (first >= 48 && first <= 57) return hexShape.test(word);
+  if (first < 97 || first > 122) return false;
+  if (word.length >= 8 && first <= 102 && hexShape.test(word)) return true;
+  return word.includes('id') && keyShape.test(word);
+}
+const wordSeparators = /[\s,;()[\]{}"'<>.!?]+/;
+
+/** How far into a result ids are looked for: they come early (a record's key), and the scan must stay cheap. */
+const idScanChars = 4_000;
 
 /** Ids a text mentions, first seen first, at most `limit`. */
 export function idsIn(text: string, limit = 8): string[] {
   const found = new Set<string>();
-  for (const match of text.slice(0, 20_000).matchAll(idPattern)) {
-    found.add(match[0]);
-    if (found.size >= limit) break;
+  for (const word of text.slice(0, idScanChars).split(wordSeparators)) {
+    if (word.length < 3) continue;
+    if (isId(word)) {
+      found.add(word);
+      if (found.size >= limit) break;
+    }
   }
   return [...found];
 }
@@ -50,7 +71,8 @@ const maxLine = 160;
 
 /** The first `max` characters of a one-line rendering of `text`. */
 export function oneLine(text: string, max = maxLine): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  // Only the head can show: flatten what fits (whitespace runs shrink, so take twice the room).
+  const flat = (text.length > max * 2 ? text.slice(0, max * 2) : text).replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 

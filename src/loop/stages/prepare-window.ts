@@ -71,7 +71,7 @@ export async function prepareWindow(
       messages: shown.messages.length,
       transcriptMessages: state.messages.length,
       contextTokens: prepared.contextTokens,
-      transcriptTokens: fixedTokens + counter.messages(state.messages),
+      transcriptTokens: fixedTokens + window.transcriptTokens(),
       // System and tools lead every request; they stay cacheable while they do not change.
       stablePrefixTokens: shown.stablePrefixTokens + (shown.firstRender ? 0 : fixedTokens),
       invalidatedTokens: shown.invalidatedTokens,
