@@ -63,6 +63,11 @@ describe("the lesson's four scenarios, against the real controls", () => {
   it('drowns with results capped completes instead of going over budget', async () => {
     const run = await runScenario('drowns', { ...clock(), maxResultTokens: 2_000 });
     expect(run.outcome.kind).toBe('answered');
+    // Its answer is the log's own first line: 00:00:00.810 ERROR checkout-6 SessionExpired …
+    expect(drownsLogPayload().lines[0]).toMatch(/^00:00:00\.810 ERROR checkout-6 SessionExpired /);
+    expect(run.outcome.kind === 'answered' && run.outcome.text).toBe(
+      'The first error today was at 00:00:00.810 (a SessionExpired on checkout-6).',
+    );
     const result = run.trace.find((e) => e.type === 'tool-result');
     expect(result?.type === 'tool-result' && result.truncation?.field).toBe('lines');
   });

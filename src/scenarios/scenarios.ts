@@ -162,6 +162,10 @@ export function drownsLogPayload(): { service: string; query: string; matches: n
   return { service: 'checkout', query: 'level:error since:00:00', matches: lines.length, lines };
 }
 
+const drownsLog = drownsLogPayload();
+// The answer quotes the log's first line, so it is true of the data a capped or admitted result shows.
+const [firstErrorAt = '', , firstErrorHost = '', firstErrorKind = ''] = (drownsLog.lines[0] ?? '').split(' ');
+
 const drowns: Scenario = {
   name: 'drowns',
   title: 'Drowns',
@@ -172,7 +176,7 @@ const drowns: Scenario = {
   limits: lessonLimits,
   data: {
     search_logs: {
-      byInput: { [inputKey({ service: 'checkout', query: 'level:error since:00:00' })]: drownsLogPayload() },
+      byInput: { [inputKey({ service: 'checkout', query: 'level:error since:00:00' })]: drownsLog },
     },
   },
   turns: [
@@ -180,7 +184,7 @@ const drowns: Scenario = {
       text: 'I will search the checkout logs for errors since midnight.',
       toolCalls: [call('search_logs', { service: 'checkout', query: 'level:error since:00:00' })],
     },
-    { text: 'The first error today was at 00:00:00 (a PaymentClientTimeout on checkout-7).' },
+    { text: `The first error today was at ${firstErrorAt} (a ${firstErrorKind} on ${firstErrorHost}).` },
   ],
   finalAnswer: 'The first checkout error today was logged just after midnight.',
 };
