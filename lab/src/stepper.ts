@@ -1,3 +1,4 @@
+import { contextPolicy } from '../../src/context/index.js';
 import {
   canonicalJson,
   describeOutcome,
@@ -12,7 +13,9 @@ import {
   scenarioNames,
   scenarios,
 } from '../../src/scenarios/index.js';
+import { contextViewBody } from './context-view.js';
 import { formatNumber, h } from './dom.js';
+import { windowAtStep } from './window-at-step.js';
 
 /** One step of a run as the stepper shows it: think → act → observe, and the counters after it. */
 export interface StepView {
@@ -84,6 +87,26 @@ export interface StepperSettings {
   maxSteps: number;
   maxContextTokens: number;
   capResults: boolean;
+  /** Run with {@link labContextPolicy}. */
+  contextPolicy: boolean;
+  /** The policy's budget: the whole prefill it keeps the window under. */
+  windowBudgetTokens: number;
+  compaction: 'summarize' | 'evict';
+}
+
+/**
+ * The lab's context policy. The lesson's runs are small (about 900 tokens of system and tools, a
+ * few hundred per step), so its budget is small too, or nothing would ever be compacted: at the
+ * default 1,300 `drowns` gets its 41,000-token result admitted capped and answers, `wanders`
+ * compacts its oldest steps at step 5, `loops` pins its dead end. The policy offers `recall`, so
+ * the handle an admitted result carries is a tool the model has.
+ */
+export function labContextPolicy(settings: Pick<StepperSettings, 'windowBudgetTokens' | 'compaction'>) {
+  return contextPolicy({
+    budgetTokens: settings.windowBudgetTokens,
+    compaction: settings.compaction,
+    pinDecisions: true,
+  });
 }
 
 /** The toggles as `runScenario` overrides, exactly as `reins demo` passes them. */
@@ -93,21 +116,29 @@ export function scenarioOverrides(settings: StepperSettings) {
     maxContextTokens: settings.maxContextTokens,
     ...(settings.repeatDetection ? {} : { repeatLimit: false as const }),
     ...(settings.capResults ? { maxResultTokens: 2_000 } : {}),
+    ...(settings.contextPolicy ? { context: labContextPolicy(settings) } : {}),
   };
 }
+
+/** The settings the stepper starts with. */
+export const defaultStepperSettings: Readonly<StepperSettings> = {
+  scenario: 'happy',
+  repeatDetection: true,
+  maxSteps: scenarios.happy.limits.maxSteps,
+  maxContextTokens: scenarios.happy.limits.maxContextTokens,
+  capResults: false,
+  contextPolicy: false,
+  windowBudgetTokens: 1_300,
+  compaction: 'summarize',
+};
 
 const outcomeLabel = (outcome: Outcome) => outcome.kind.replace('_', ' ');
 
 /** Builds the stepper into `root`: scenario picker, toggles, step controls, counters, trace. */
 export function mountStepper(root: HTMLElement): void {
-  const settings: StepperSettings = {
-    scenario: 'happy',
-    repeatDetection: true,
-    maxSteps: scenarios.happy.limits.maxSteps,
-    maxContextTokens: scenarios.happy.limits.maxContextTokens,
-    capResults: false,
-  };
+  const settings: StepperSettings = { ...defaultStepperSettings };
   let run: ScenarioRun | undefined;
+  let policyTools: string[] = [];
   let views: StepView[] = [];
   let position = 1;
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -131,6 +162,28 @@ export function mountStepper(root: HTMLElement): void {
     value: settings.maxContextTokens,
   });
   const cap = h('input', { type: 'checkbox', id: 'toggle-cap' });
+  const policy = h('input', { type: 'checkbox', id: 'toggle-context' });
+  const windowBudget = h('input', {
+    type: 'number',
+    id: 'toggle-window',
+    min: 500,
+    max: 200_000,
+    step: 100,
+    value: settings.windowBudgetTokens,
+  });
+  const compaction = h(
+    'select',
+    { id: 'toggle-compaction' },
+    h('option', { value: 'summarize', selected: true }, 'summarize'),
+    h('option', { value: 'evict' }, 'evict'),
+  );
+  const policyOptions = [
+    h('label', { for: 'toggle-window', hidden: true }, 'window budget', windowBudget),
+    h('label', { for: 'toggle-compaction', hidden: true }, 'compaction', compaction),
+  ];
+  const contextSummary = h('summary', {}, 'What the window holds');
+  const contextBody = h('div', { 'data-testid': 'context-body' });
+  const contextView = h('details', { class: 'panel', id: 'context-view' }, contextSummary, contextBody);
   const back = h('button', { type: 'button', id: 'step-back', 'aria-label': 'Step back' }, '‹ Back');
   const play = h('button', { type: 'button', id: 'step-play', 'aria-label': 'Play' }, '▶ Play');
   const forward = h(
@@ -192,9 +245,12 @@ export function mountStepper(root: HTMLElement): void {
       h('label', { for: 'toggle-steps' }, 'step limit', steps),
       h('label', { for: 'toggle-budget' }, 'token budget', budget),
       h('label', { for: 'toggle-cap' }, cap, 'cap tool results (2,000 tokens)'),
+      h('label', { for: 'toggle-context' }, policy, 'context policy'),
+      ...policyOptions,
     ),
     question,
     stepper,
+    contextView,
     h(
       'div',
       { class: 'counters' },
@@ -291,6 +347,16 @@ export function mountStepper(root: HTMLElement): void {
         ),
       );
     }
+    contextSummary.textContent = view
+      ? `What the window holds at step ${view.step}${settings.contextPolicy ? '' : ' (no context policy)'}`
+      : 'What the window holds';
+    contextBody.replaceChildren(
+      ...contextViewBody(view ? windowAtStep(run.trace, run.result.messages, view.step) : undefined, {
+        on: settings.contextPolicy,
+        budgetTokens: settings.windowBudgetTokens,
+        tools: policyTools,
+      }),
+    );
     contextBudget.textContent = formatNumber(settings.maxContextTokens);
     contextBudget.dataset.value = String(settings.maxContextTokens);
     if (atEnd) {
@@ -314,9 +380,11 @@ export function mountStepper(root: HTMLElement): void {
   const rerun = async (resetPosition: boolean) => {
     const mine = ++generation;
     stop();
-    const result = await runScenario(settings.scenario, scenarioOverrides(settings));
+    const overrides = scenarioOverrides(settings);
+    const result = await runScenario(settings.scenario, overrides);
     if (mine !== generation) return;
     run = result;
+    policyTools = overrides.context?.tools.map((tool) => tool.name) ?? [];
     views = stepViews(result.trace);
     if (resetPosition) position = 1;
     const scenario = scenarios[settings.scenario];
@@ -360,7 +428,19 @@ export function mountStepper(root: HTMLElement): void {
     settings.capResults = cap.checked;
     void rerun(false);
   });
-  const numberSetting = (input: HTMLInputElement, key: 'maxSteps' | 'maxContextTokens') =>
+  policy.addEventListener('change', () => {
+    settings.contextPolicy = policy.checked;
+    for (const label of policyOptions) label.hidden = !policy.checked;
+    void rerun(false);
+  });
+  compaction.addEventListener('change', () => {
+    settings.compaction = compaction.value === 'evict' ? 'evict' : 'summarize';
+    void rerun(false);
+  });
+  const numberSetting = (
+    input: HTMLInputElement,
+    key: 'maxSteps' | 'maxContextTokens' | 'windowBudgetTokens',
+  ) =>
     input.addEventListener('change', () => {
       const value = Number(input.value);
       const min = Number(input.min);
@@ -376,6 +456,7 @@ export function mountStepper(root: HTMLElement): void {
     });
   numberSetting(steps, 'maxSteps');
   numberSetting(budget, 'maxContextTokens');
+  numberSetting(windowBudget, 'windowBudgetTokens');
   back.addEventListener('click', () => go(position - 1));
   forward.addEventListener('click', () => go(position + 1));
   restart.addEventListener('click', () => go(1));
