@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepViews } from '../lab/src/stepper.js';
+import { defaultStepperSettings, scenarioOverrides, stepViews } from '../lab/src/stepper.js';
 import { describeOutcome } from '../src/index.js';
 import { renderChartSvg } from '../src/plot/index.js';
 import { runScenario, type ScenarioName, scenarioNames } from '../src/scenarios/index.js';
@@ -132,6 +132,109 @@ describe.skipIf(skip)('the lab in Chromium', () => {
     await page.keyboard.press('End');
     const short = await runScenario('drowns', { maxResultTokens: 2_000, maxSteps: 3 });
     expect(await value(page, 'outcome-kind')).toBe(short.outcome.kind);
+    await page.close();
+  });
+
+  it('the context policy toggle: drowns answers with its result admitted capped, and the context view shows the window', async () => {
+    const page = await open('#loop');
+    await waitForRun(page);
+    let ready = await readyCount(page);
+    await page.click('[data-scenario=drowns]');
+    await waitForRun(page, ready);
+    await page.focus('#stepper');
+    await page.keyboard.press('End');
+    expect(await page.textContent('[data-testid=outcome-kind]')).toBe('over budget');
+
+    ready = await readyCount(page);
+    await page.check('#toggle-context');
+    await waitForRun(page, ready);
+    await page.focus('#stepper');
+    await page.keyboard.press('End');
+    // What the page shows is what the same run gives outside the browser.
+    const settings = { ...defaultStepperSettings, scenario: 'drowns' as const, contextPolicy: true };
+    const drowns = await runScenario('drowns', scenarioOverrides(settings));
+    expect(drowns.outcome.kind).toBe('answered');
+    expect(await page.textContent('[data-testid=step-position]')).toBe('step 2 / 2');
+    expect(await page.textContent('[data-testid=outcome-kind]')).toBe('answered');
+    expect(await page.textContent('[data-testid=outcome-cause]')).toBe(describeOutcome(drowns.outcome));
+
+    await page.click('#context-view summary');
+    expect(await page.textContent('#context-view summary')).toBe('What the window holds at step 2');
+    const figures = drowns.trace.find((event) => event.type === 'context-window' && event.step === 2);
+    if (figures?.type !== 'context-window') throw new Error('no context-window event for step 2');
+    const tokens = (n: number) => n.toLocaleString('en-US');
+    expect(await page.textContent('[data-testid=window-tokens]')).toBe(
+      `${tokens(figures.contextTokens)} tokens (3 of 3 messages)`,
+    );
+    expect(await page.textContent('[data-testid=transcript-tokens]')).toBe(
+      `${tokens(figures.transcriptTokens)} tokens (${tokens(figures.transcriptTokens - figures.contextTokens)} kept out)`,
+    );
+    expect(figures.transcriptTokens).toBeGreaterThan(41_000);
+    expect(await page.textContent('[data-testid=stable-prefix]')).toBe(
+      `${tokens(figures.stablePrefixTokens)} tokens cacheable from the last call`,
+    );
+    expect(await page.textContent('[data-testid=context-edits]')).toMatch(/^admit: step 1's result, capped/);
+    const parts = page.locator('[data-testid=window-parts] > li');
+    expect(await parts.count()).toBe(3);
+    const head = (n: number) =>
+      Promise.all(
+        ['.tag', 'strong', '.hint'].map((part) => parts.nth(n).locator(`.part-head ${part}`).textContent()),
+      );
+    expect(await head(0)).toEqual(['live', 'task', '12 tokens']);
+    const [tag, label, size] = await head(2);
+    expect([tag, label]).toEqual(['admitted capped', 'step 1 · result']);
+    expect(size).toMatch(/^\d{3} tokens, for 40,\d{3} in the transcript$/);
+    expect(await parts.nth(2).locator('pre').textContent()).toContain(
+      'recall({ step: 1 }) reads it in pages',
+    );
+    // The handle points to a tool the model has.
+    expect(await page.textContent('[data-testid=policy-tools]')).toBe('recall (offered to the model)');
+    await page.screenshot({ path: join(artifacts, 'loop-context.png'), fullPage: true });
+
+    ready = await readyCount(page);
+    await page.uncheck('#toggle-context');
+    await waitForRun(page, ready);
+    await page.focus('#stepper');
+    await page.keyboard.press('End');
+    expect(await page.textContent('[data-testid=outcome-kind]')).toBe('over budget');
+    expect(await page.textContent('#context-view summary')).toBe(
+      'What the window holds at step 1 (no context policy)',
+    );
+    expect(await page.textContent('[data-testid=context-body]')).toContain('The context policy is off');
+    await page.close();
+  });
+
+  it('the context view marks summarized and evicted steps (wanders)', async () => {
+    const page = await open('#loop');
+    await waitForRun(page);
+    let ready = await readyCount(page);
+    await page.click('[data-scenario=wanders]');
+    await waitForRun(page, ready);
+    ready = await readyCount(page);
+    await page.check('#toggle-context');
+    await waitForRun(page, ready);
+    await page.click('#context-view summary');
+    await page.focus('#stepper');
+    await page.keyboard.press('End');
+    const tags = () => page.locator('[data-testid=window-parts] .tag').allInnerTexts();
+    expect(await tags()).toContain('summarized');
+    expect(await page.textContent('[data-testid=window-parts]')).toContain('reins summarized steps 1–2');
+    await page.screenshot({ path: join(artifacts, 'loop-context-wanders.png'), fullPage: true });
+    // Step 4 is before the first compaction: everything live.
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    expect(await page.textContent('#context-view summary')).toBe('What the window holds at step 4');
+    expect(new Set(await tags())).toEqual(new Set(['live']));
+
+    ready = await readyCount(page);
+    await page.selectOption('#toggle-compaction', 'evict');
+    await waitForRun(page, ready);
+    await page.focus('#stepper');
+    await page.keyboard.press('End');
+    expect(await tags()).toContain('evicted');
+    expect(await page.textContent('[data-testid=window-parts]')).toContain(
+      'steps 1–2 were evicted from the window',
+    );
     await page.close();
   });
 
@@ -330,7 +433,16 @@ describe.skipIf(skip)('the lab in Chromium', () => {
       const page = await open(view, 375);
       await page.waitForTimeout(0);
       if (view === '#models') await page.waitForSelector('#playground[data-state=done]');
-      if (view === '#loop') await waitForRun(page);
+      if (view === '#loop') {
+        // With the context policy on and its view open, so its options and parts are checked too.
+        await waitForRun(page);
+        const ready = await readyCount(page);
+        await page.check('#toggle-context');
+        await waitForRun(page, ready);
+        await page.click('#context-view summary');
+        await page.focus('#stepper');
+        await page.keyboard.press('End');
+      }
       if (view === '#checks') await page.waitForSelector('#detection-0');
       const report = await page.evaluate(() => {
         const unlabelled = [...document.querySelectorAll('input, select, button')]
