@@ -86,7 +86,14 @@ describe('contextPolicy', () => {
     expect(run.outcome.kind).toBe('answered');
     const last = model.calls[model.calls.length - 1] as ModelRequest;
     const shown = textOfRequest(last);
-    for (const dead of [3, 13, 23, 33, 43, 53]) expect(shown).toContain(`"topic":"topic-${dead}"}) failed`);
+    const liveCalls = JSON.stringify(last.messages.filter((message) => message.role === 'assistant'));
+    for (const dead of [3, 13, 23, 33, 43, 53]) {
+      // Summarized away, a dead end is a "failed" line of a digest; still live, it is the call itself.
+      const summarized = shown.includes(`"topic":"topic-${dead}"}) failed`);
+      const live = liveCalls.includes(`"topic":"topic-${dead}"`);
+      expect(summarized || live, `dead end topic-${dead}`).toBe(true);
+    }
+    expect(shown).toContain('"topic":"topic-3"}) failed');
     const windows = sink.events.filter((event) => event.type === 'context-window');
     const largest = Math.max(...windows.map((event) => event.contextTokens));
     expect(largest).toBeLessThanOrEqual(3_000 + 400);

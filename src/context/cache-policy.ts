@@ -136,6 +136,10 @@ const maxRuns = 256;
  */
 export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy {
   const budget = checkedBudget(options);
+  // Without a figure, compaction keeps 60 % of what the budget leaves beside system and tools (a
+  // fraction of the whole budget could sit below a large fixed prompt and empty the window every time).
+  const lowWaterOf = (fixedTokens: number) =>
+    options.lowWaterTokens ?? Math.floor(fixedTokens + Math.max(0, budget - fixedTokens) * 0.6);
   const lowWater = options.lowWaterTokens ?? Math.floor(budget * 0.6);
   if (!(lowWater > 0 && lowWater <= budget))
     throw new ConfigurationError('context.lowWaterTokens', `must be > 0 and ≤ budgetTokens (${budget})`);
@@ -213,12 +217,13 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
 
       const fresh = await readNewSteps(input, memory, misses);
       // Admit: a big result enters capped, once.
-      if (admit) for (const record of fresh) edits.push(...admissions(input, record, admit));
+      const handles = { recall: offerRecall, search: Boolean(options.retrieval) && offerRecall };
+      if (admit) for (const record of fresh) edits.push(...admissions(input, record, admit, handles));
       // The cheap edits: clear aged results, drop stale thinking.
       const units = memory.units;
       if (clearAfter !== undefined && units.length > clearAfter) {
         const aged = units[units.length - 1 - clearAfter] as StepUnit;
-        edits.push(...clearings(input, aged));
+        edits.push(...clearings(input, aged, handles));
       }
       if (dropThinking && units.length >= 2) {
         const previous = units[units.length - 2] as StepUnit;
@@ -241,7 +246,7 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
           mode,
           summarize,
           keepRecent,
-          lowWater,
+          lowWaterOf(input.fixedTokens),
           digestBudget,
           projected,
         );
@@ -334,8 +339,7 @@ async function readNewSteps(
     const unit: StepUnit = { step: memory.units.length + 1, start, end };
     // The newest step was read last call already (its results were in); read it once.
     const tail = memory.tail;
-    const record =
-      tail && tail.start === start && tail.end === end ? tail : recordOfStep(transcript, unit);
+    const record = tail && tail.start === start && tail.end === end ? tail : recordOfStep(transcript, unit);
     memory.tail = end === transcript.length ? record : undefined;
     // The newest step is read now and again once it is complete (its results may still come).
     if (end === transcript.length) {
@@ -380,6 +384,7 @@ function admissions(
   input: ContextPolicyInput,
   record: StepRecord,
   admit: { maxResultTokens: number; previewTokens?: number },
+  handles: { recall: boolean; search: boolean },
 ): BlockEdit[] {
   const out: BlockEdit[] = [];
   const transcript = input.transcript;
@@ -398,7 +403,11 @@ function admissions(
         message: index,
         block: blockIndex,
         step: record.step,
-        text: `${head}${closes}\n[reins: this result is ${tokens} tokens; the window shows its first ${admit.previewTokens ?? 300}. The whole result is kept: recall({ step: ${record.step} }) reads it in pages, recall({ query }) searches it.]`,
+        text: `${head}${closes}\n[reins: this result is ${tokens} tokens; the window shows its first ${admit.previewTokens ?? 300}.${
+          handles.recall
+            ? ` The whole result is kept: recall({ step: ${record.step} }) reads it in pages${handles.search ? ', recall({ query }) searches it' : ''}.`
+            : ' Ask for a narrower result if you need more of it.'
+        }]`,
       });
     });
   }
@@ -406,7 +415,11 @@ function admissions(
 }
 
 /** `clear` edits for the results of a step that aged out of `clearToolResults`. */
-function clearings(input: ContextPolicyInput, unit: StepUnit): BlockEdit[] {
+function clearings(
+  input: ContextPolicyInput,
+  unit: StepUnit,
+  handles: { recall: boolean; search: boolean },
+): BlockEdit[] {
   const out: BlockEdit[] = [];
   if (input.window.rangeCovering(unit.start)) return out;
   for (let index = unit.start + 1; index < unit.end; index++) {
@@ -422,7 +435,7 @@ function clearings(input: ContextPolicyInput, unit: StepUnit): BlockEdit[] {
         message: index,
         block: blockIndex,
         step: unit.step,
-        text: `[reins: the result of step ${unit.step} (${tokens} tokens) was cleared from the window; recall({ step: ${unit.step} }) brings it back]`,
+        text: `[reins: the result of step ${unit.step} (${tokens} tokens) was cleared from the window${handles.recall ? `; recall({ step: ${unit.step} }) brings it back` : ''}]`,
       });
     });
   }
