@@ -19,6 +19,15 @@ function readmeExample(): string {
   return block[1];
 }
 
+/** The ```ts block of the README section whose title starts with `title`. */
+function readmeSection(title: string): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.split(/^## /m).find((part) => part.startsWith(title));
+  const block = section ? /```ts\n([\s\S]*?)```/.exec(section) : null;
+  if (!block?.[1]) throw new Error(`README.md has no "## ${title}" section with a \`\`\`ts block`);
+  return block[1];
+}
+
 /** `defineTool`'s TSDoc example, with the import it leaves out. */
 function defineToolExample(): string {
   const source = readFileSync(join(root, 'src', 'tools', 'define-tool.ts'), 'utf8');
@@ -80,6 +89,17 @@ describe("the README's complete example", () => {
     });
     expect(output).toContain('Checkout is degraded: 4% errors.');
     expect(output).toMatch(/^2 calls, \d+ tokens billed$/m);
+  });
+
+  it('the context-window section type-checks and runs the same way', () => {
+    writeProject(readmeSection('The context window as a cache'));
+    typeCheck('README.md', 'the context-window example');
+    const output = execFileSync(process.execPath, [join(project, 'out', 'example.js')], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(output.trim()).toBe('answered');
   });
 
   it("defineTool's TSDoc example type-checks and runs the same way", () => {

@@ -52,7 +52,7 @@ function isId(word: string): boolean {
 const wordSeparators = /[\s,;()[\]{}"'<>.!?]+/;
 
 /** How far into a result ids are looked for: they come early (a record's key), and the scan must stay cheap. */
-const idScanChars = 4_000;
+const idScanChars = 2_000;
 
 /** Ids a text mentions, first seen first, at most `limit`. */
 export function idsIn(text: string, limit = 8): string[] {

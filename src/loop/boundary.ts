@@ -42,10 +42,10 @@ export async function guardAsync<T>(
 
 /** Whether a value is a thenable (a getter on `then` that throws says no). */
 export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  if (value instanceof Promise) return true;
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  // Inside the try: `instanceof` reads a Proxy's prototype through a trap that may throw.
   try {
-    return typeof (value as { then?: unknown }).then === 'function';
+    return value instanceof Promise || typeof (value as { then?: unknown }).then === 'function';
   } catch {
     return false;
   }

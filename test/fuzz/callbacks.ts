@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import type { CheckpointCommit, CheckpointStore } from '../../src/checkpoint/checkpoint-store.js';
 import { MemoryCheckpointStore } from '../../src/checkpoint/checkpoint-store.js';
+import { contextPolicy } from '../../src/context/cache-policy.js';
+import type { ContextPolicyInput } from '../../src/context/context-policy.js';
 import type { PrepareStep, RunOptions } from '../../src/loop/options.js';
 import type { RunState } from '../../src/loop/run-state.js';
 import type { Model } from '../../src/model/model.js';
@@ -30,6 +32,17 @@ export type PrepareSpec =
   | 'modelGood'
   | 'notObject';
 
+export type ContextSpec =
+  | 'undefined'
+  | 'builtin'
+  | 'evictWhole'
+  | 'evictBad'
+  | 'pinHuge'
+  | 'clearNotResult'
+  | 'editsNotArray'
+  | 'spentGarbage'
+  | 'notObject';
+
 export type StoreSpec =
   | { kind: 'memory' }
   | { kind: 'wrapped'; commit: Behavior<'pass' | 'refuse' | 'garbage'>[]; load: Behavior<'pass'>[] }
@@ -44,6 +57,7 @@ export interface SinkSpec {
 export interface CallbackSpecs {
   authorize: Behavior<'allow' | 'deny' | 'garbage'>[] | undefined;
   prepareStep: Behavior<PrepareSpec>[] | undefined;
+  context: Behavior<ContextSpec>[] | undefined;
   worldState: Behavior<'same' | 'changing' | 'number' | 'object'>[] | undefined;
   sinks: SinkSpec[] | undefined;
   checkpoint: StoreSpec | undefined;
@@ -84,6 +98,22 @@ export function callbackSpecs({ hang }: { hang: boolean }): fc.Arbitrary<Callbac
       behaviors(fc.constantFrom('allow' as const, 'deny' as const, 'garbage' as const), { hang }),
     ),
     prepareStep: opt(behaviors(prepareSpec, { hang })),
+    context: opt(
+      behaviors(
+        fc.constantFrom<ContextSpec>(
+          'undefined',
+          'builtin',
+          'evictWhole',
+          'evictBad',
+          'pinHuge',
+          'clearNotResult',
+          'editsNotArray',
+          'spentGarbage',
+          'notObject',
+        ),
+        { hang, goodWeight: 6 },
+      ),
+    ),
     worldState: opt(
       behaviors(fc.constantFrom('same' as const, 'changing' as const, 'number' as const, 'object' as const), {
         hang,
@@ -210,6 +240,41 @@ export function buildCallbacks(
     options.prepareStep = (ctx) => {
       context = ctx;
       return next() as never;
+    };
+  }
+  if (specs.context) {
+    // A real policy with a tiny budget beside hostile answers: edits that cannot apply, junk, throws, hangs.
+    const real = contextPolicy({ budgetTokens: 400, keepRecentSteps: 1, recallTool: false });
+    let input: ContextPolicyInput | undefined;
+    const next = player(specs.context, clock, (spec): unknown => {
+      const length = input?.transcript.length ?? 0;
+      switch (spec) {
+        case 'undefined':
+          return undefined;
+        case 'builtin':
+          return input ? real.prepare(input) : undefined;
+        case 'evictWhole':
+          return { edits: [{ verb: 'evict', from: 1, to: length, steps: [1, 1], text: '' }] };
+        case 'evictBad':
+          return { edits: [{ verb: 'evict', from: 0, to: 2, steps: [1, 1], text: 'x' }] };
+        case 'pinHuge':
+          return { edits: [{ verb: 'pin', key: 'k', text: 'z'.repeat(50_000), at: 'end' }] };
+        case 'clearNotResult':
+          return { edits: [{ verb: 'clear', message: 0, block: 0, step: 1, text: '' }] };
+        case 'editsNotArray':
+          return { edits: { verb: 'pin' } };
+        case 'spentGarbage':
+          return { spent: { model: 5, usage: 'lots' } };
+        case 'notObject':
+          return 42;
+      }
+    });
+    options.context = {
+      name: 'fuzz',
+      prepare: (given) => {
+        input = given;
+        return next() as never;
+      },
     };
   }
   if (specs.worldState) {
