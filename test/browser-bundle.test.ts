@@ -31,16 +31,30 @@ describe('the core runs in a browser', () => {
     'stream/index.ts',
     'resilience/index.ts',
     'idempotency/index.ts',
-    'context/index.ts',
   ])('%s bundles for the browser', async (path) => {
     const result = await bundle(path);
     expect(result.errors).toEqual([]);
   });
 
-  it('reins/sim bundles for the browser with no dependency at all', async () => {
-    const result = await bundle('sim/index.ts');
-    expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual([]);
+  it('reins/context bundles for the browser with zod its only dependency (the recall tool\u2019s schema)', async () => {
+    const result = await bundle('context/index.ts');
+    const packages = new Set(
+      Object.keys(result.metafile.inputs)
+        .filter((input) => input.includes('node_modules/'))
+        .map((input) => input.split('node_modules/')[1]?.split('/')[0]),
+    );
+    expect([...packages]).toEqual(['zod']);
   });
+
+  it.each(['sim/index.ts'])(
+    '%s bundles for the browser with no dependency at all',
+    async (path) => {
+      const result = await bundle(path);
+      expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual(
+        [],
+      );
+    },
+  );
 
   it('reins/plot bundles for the browser (d3-scale and d3-shape only)', async () => {
     const result = await bundle('plot/index.ts');

@@ -5,7 +5,8 @@
  *
  * Implementations: {@link memoryTranscriptIndex} (in this folder: the browser and tests) and
  * `sqliteTranscriptIndex` in `reins/sqlite` (FTS5, the embedded default). Both honour the contract
- * in `transcript-index.contract.ts`.
+ * in `test/transcript-index-conformance.test.ts`, read text into the same terms
+ * ({@link transcriptTerms}) and rank by the same BM25.
  */
 
 /** What an entry records. Constraints and facts are load-bearing; tool results are the long tail. */
