@@ -46,15 +46,10 @@ describe('the core runs in a browser', () => {
     expect([...packages]).toEqual(['zod']);
   });
 
-  it.each(['sim/index.ts'])(
-    '%s bundles for the browser with no dependency at all',
-    async (path) => {
-      const result = await bundle(path);
-      expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual(
-        [],
-      );
-    },
-  );
+  it.each(['sim/index.ts'])('%s bundles for the browser with no dependency at all', async (path) => {
+    const result = await bundle(path);
+    expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual([]);
+  });
 
   it('reins/plot bundles for the browser (d3-scale and d3-shape only)', async () => {
     const result = await bundle('plot/index.ts');

@@ -10,6 +10,7 @@ import { defineTool } from '../tools/define-tool.js';
 import { replayTrace } from '../trace/replay.js';
 import { memoryTraceSink } from '../trace/sink.js';
 import { contextPolicy } from './cache-policy.js';
+import { memoryTranscriptIndex } from './memory-transcript-index.js';
 
 /** A tool whose result is `size` characters about `topic`; `fail` makes it an error (a dead end). */
 const probe = defineTool({
@@ -100,6 +101,44 @@ describe('contextPolicy', () => {
     expect(
       sink.events.some((event) => event.type === 'context-edit' && event.edit.verb === 'summarize'),
     ).toBe(true);
+  });
+
+  it('retrieval keeps step 300’s window the size of step 30’s; recall finds what left it, and misses are logged', async () => {
+    const turns: ScriptStep[] = [];
+    for (let i = 1; i <= 300; i++) turns.push(call(`area-${i}`, i === 7 ? { fail: true } : {}));
+    // The model looks back for the approach it tried at step 7, searches for something never seen,
+    // then repeats the ruled-out call.
+    turns.push({ toolCalls: [{ name: 'recall', input: { query: 'area-7' } }] });
+    turns.push({ toolCalls: [{ name: 'recall', input: { query: 'zebra unicorn' } }] });
+    turns.push(call('area-7', { fail: true }));
+    turns.push({ text: 'done' });
+    const model = scriptedModel(turns, { recordCalls: true });
+    const sink = memoryTraceSink();
+    const run = await runAgent({
+      model,
+      input: 'Survey every area.',
+      tools: [probe],
+      maxSteps: 400,
+      repeatLimit: false,
+      context: contextPolicy({
+        budgetTokens: 4_000,
+        compaction: 'retrieve',
+        retrieval: { index: () => memoryTranscriptIndex() },
+      }),
+      trace: sink,
+      clock: fakeClock(),
+    });
+    expect(run.outcome.kind).toBe('answered');
+    const windows = sink.events.filter((event) => event.type === 'context-window');
+    const at = (step: number) => windows.find((event) => event.step === step)?.contextTokens ?? 0;
+    expect(at(300)).toBeLessThanOrEqual(4_000);
+    expect(at(300)).toBeLessThan(at(30) * 1.5);
+    expect(windows.at(-1)?.transcriptTokens).toBeGreaterThan(8 * 4_000);
+    const recalled = sink.events.find((event) => event.type === 'tool-result' && event.tool === 'recall');
+    expect(recalled?.type === 'tool-result' && recalled.content).toContain('area-7');
+    const misses = sink.events.flatMap((event) => (event.type === 'context-miss' ? [event.miss.kind] : []));
+    expect(misses).toContain('recall_no_hit');
+    expect(misses).toContain('repeated_dead_end');
   });
 
   it('a replay sends the same windows from the recorded edits', async () => {

@@ -330,6 +330,7 @@ async function readNewSteps(
     memory.compactedTo = 0;
   }
   const fresh: StepRecord[] = [];
+  const firstRead = new Set<StepRecord>();
   let start = memory.readTo;
   // Skip to the first assistant turn not yet read.
   while (start < transcript.length && transcript[start]?.role !== 'assistant') start++;
@@ -339,7 +340,9 @@ async function readNewSteps(
     const unit: StepUnit = { step: memory.units.length + 1, start, end };
     // The newest step was read last call already (its results were in); read it once.
     const tail = memory.tail;
-    const record = tail && tail.start === start && tail.end === end ? tail : recordOfStep(transcript, unit);
+    const reused = tail !== undefined && tail.start === start && tail.end === end;
+    const record = reused ? tail : recordOfStep(transcript, unit);
+    if (!reused) firstRead.add(record);
     memory.tail = end === transcript.length ? record : undefined;
     // The newest step is read now and again once it is complete (its results may still come).
     if (end === transcript.length) {
@@ -357,7 +360,8 @@ async function readNewSteps(
     const complete = record.end < transcript.length;
     for (const key of record.calls) {
       const ruledOut = memory.deadEnds.get(key);
-      if (ruledOut !== undefined && ruledOut < record.step && complete)
+      // Checked when the step is first read: a run that ends on the repeat still logs it.
+      if (ruledOut !== undefined && ruledOut < record.step && firstRead.has(record))
         misses.push({
           kind: 'repeated_dead_end',
           step: record.step,
