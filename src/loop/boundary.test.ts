@@ -24,6 +24,7 @@ describe('the boundary', () => {
 
   it('promises and thenables are awaited; a throwing callback is labeled with its source', async () => {
     expect(isThenable(Promise.resolve(1))).toBe(true);
+    // biome-ignore lint/suspicious/noThenProperty: a thenable is what this checks
     expect(isThenable({ then: () => {} })).toBe(true);
     expect(await guard('trace', () => Promise.resolve(2), signal)).toEqual({ ok: true, value: 2 });
     expect(
