@@ -2,3 +2,4 @@
 export * from './fake-clock.js';
 export * from './scripted-model.js';
 export * from './seeded-random.js';
+export * from './simulated-prompt-cache.js';
