@@ -152,7 +152,8 @@ export function recordOfStep(transcript: readonly Message[], unit: StepUnit): St
           step: unit.step,
           kind: 'fact',
           tool: name,
-          text: `${name} returned ${ids.join(', ')}`,
+          // Named by its call: an id without what it identifies cannot answer a question about it.
+          text: `${shown} returned ${ids.join(', ')}`,
           message: index,
           untrusted: true,
         });
