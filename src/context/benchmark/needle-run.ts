@@ -165,11 +165,13 @@ export async function needleRun(
   plan: NeedlePlan,
   policy: NeedlePolicy,
   index?: (runId: string) => TranscriptIndex,
+  /** Another policy in its place (the scorer's own test). */
+  instead?: ContextPolicy,
 ): Promise<NeedleRunResult> {
-  const recallRun = await oneRun(plan, needlePolicy(policy, index), false);
-  const retryRun = await oneRun(plan, needlePolicy(policy, index), true);
+  const recallRun = await oneRun(plan, instead ?? needlePolicy(policy, index), false);
+  const retryRun = await oneRun(plan, instead ?? needlePolicy(policy, index), true);
   return {
-    policy,
+    policy: instead?.name ?? policy,
     seed: plan.seed,
     score: recallRun.agent.final as RecallScore,
     deadEndRetries: retryRun.agent.retries,
