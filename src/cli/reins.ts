@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { scenarioNames } from '../scenarios/index.js';
+import { benchContext } from './bench-context.js';
 import { benchFleet } from './bench-fleet.js';
 import { benchIdempotency } from './bench-idempotency.js';
 import { benchInjection } from './bench-injection.js';
@@ -86,6 +87,16 @@ bench
   .option('--json', 'print the figures as JSON')
   .action(async (options) => {
     process.exitCode = await benchInjection(Boolean(options.json));
+  });
+
+bench
+  .command('context')
+  .description(
+    'The context window as a cache: the bill by run length per policy, and what compaction loses (recall of planted facts, dead ends retried)',
+  )
+  .option('--json', 'print the figures as JSON')
+  .action(async (options) => {
+    process.exitCode = await benchContext(Boolean(options.json));
   });
 
 program
