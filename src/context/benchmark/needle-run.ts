@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { runAgent } from '../../loop/run-agent.js';
 import type { Message } from '../../model/content.js';
-import type { ToolDefinition } from '../../model/model.js';
+import type { ModelRequest, ToolDefinition } from '../../model/model.js';
 import { type ScriptStep, scriptedModel } from '../../testing/scripted-model.js';
 import { approxTokenEstimator } from '../../tokens/token-estimator.js';
 import { type AnyTool, defineTool } from '../../tools/define-tool.js';
@@ -228,7 +228,7 @@ async function oneRun(plan: NeedlePlan, policy: ContextPolicy, decisions: boolea
   return { agent, finalWindowTokens };
 }
 
-function turnOnce(see: (request: Parameters<Extract<ScriptStep, Function>>[0]) => unknown): ScriptStep {
+function turnOnce(see: (request: ModelRequest) => unknown): ScriptStep {
   return (request) => {
     see(request);
     return { text: 'ok' };
