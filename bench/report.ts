@@ -31,6 +31,7 @@ const results = {
   partialJson: load('partial-json'),
   resilience: load('resilience'),
   injection: load('injection'),
+  context: load('context'),
 };
 
 const fixed = (value: number | undefined, digits = 1) =>
@@ -210,6 +211,7 @@ function bars(): Bar[] {
       (v) => v <= 10,
       'partial-json',
     ),
+    ...contextReportBars(),
     bar(
       'prompt injection: attack success, recommended configuration',
       results.injection?.guarded.attackSuccessRate,
@@ -217,6 +219,81 @@ function bars(): Bar[] {
       '0 %',
       (v) => v === 0,
       'injection',
+    ),
+  ];
+}
+
+/** The context benchmark's bars, judged here from its figures (not copied from its own verdicts). */
+function contextReportBars(): Bar[] {
+  const data = results.context;
+  const runs: Json[] = data?.runs ?? [];
+  const last = runs.length > 0 ? Math.max(...runs.map((row: Json) => row.steps)) : 2_000;
+  const runAt = (policy: string) => runs.find((row: Json) => row.policy === policy && row.steps === last);
+  const append = runAt('append-only');
+  const retrieval = runAt('cache-policy+retrieval');
+  const share = append && retrieval ? retrieval.billedTokens / append.billedTokens : undefined;
+  const recallOf = (policy: string) => data?.details?.recall?.find((row: Json) => row.policy === policy);
+  const pinned = recallOf('pinned+summarize');
+  const overheadAt = (config: string) =>
+    data?.overhead?.find((row: Json) => row.config === config && row.steps === 2_000)?.overheadUsPerStep;
+  const worstOverhead = data?.overhead
+    ? Math.max(
+        ...data.overhead
+          .filter(
+            (row: Json) =>
+              row.steps === 2_000 && row.overheadUsPerStep !== undefined && row.overheadUsPerStep !== null,
+          )
+          .map((row: Json) => row.overheadUsPerStep),
+      )
+    : undefined;
+  return [
+    bar(
+      `context: retrieval's billed tokens ÷ append-only's, ${last.toLocaleString('en-US')} steps`,
+      share,
+      percent(share),
+      '≤ 2 %',
+      (v) => v <= 0.02,
+      'context',
+    ),
+    bar(
+      "context: retrieval's growth exponent (fit on ≥ 500 steps)",
+      data?.growthExponent?.['cache-policy+retrieval'],
+      fixed(data?.growthExponent?.['cache-policy+retrieval'], 2),
+      '≤ 1.1',
+      (v) => v <= 1.1,
+      'context',
+    ),
+    bar(
+      'context: pinned + summarize, pinned facts (constraints, dead ends) recalled',
+      pinned ? Math.min(pinned.byKind.constraint, pinned.byKind.dead_end) : undefined,
+      percent(pinned ? Math.min(pinned.byKind.constraint, pinned.byKind.dead_end) : undefined),
+      '100 %',
+      (v) => v === 1,
+      'context',
+    ),
+    bar(
+      'context: summarize (structured digest), planted dead ends recalled',
+      recallOf('summarize')?.byKind.dead_end,
+      percent(recallOf('summarize')?.byKind.dead_end),
+      '≥ 95 %',
+      (v) => v >= 0.95,
+      'context',
+    ),
+    bar(
+      'context: FIFO, planted dead ends recalled',
+      recallOf('fifo')?.byKind.dead_end,
+      percent(recallOf('fifo')?.byKind.dead_end),
+      '< 50 %',
+      (v) => v < 0.5,
+      'context',
+    ),
+    bar(
+      'context: policy overhead per step at 2,000 steps, worst policy',
+      worstOverhead,
+      `${fixed(worstOverhead)} µs/step (summarize ${fixed(overheadAt('summarize'))}, evict ${fixed(overheadAt('evict'))})`,
+      '≤ 50 µs/step',
+      (v) => v <= 50,
+      'context',
     ),
   ];
 }
@@ -477,6 +554,100 @@ function injectionTable(): string {
   );
 }
 
+function contextTable(): string {
+  const data = results.context;
+  if (!data) return '_No results: run `npm run bench:context`._';
+  const steps: number[] = [...new Set<number>(data.runs.map((row: Json) => row.steps))].sort((a, b) => a - b);
+  const policies: string[] = [...new Set<string>(data.runs.map((row: Json) => row.policy))];
+  const at = (policy: string, n: number) =>
+    data.runs.find((row: Json) => row.policy === policy && row.steps === n);
+  const bill = table(
+    ['policy', ...steps.map((n) => `${n.toLocaleString('en-US')} steps`), 'exponent (≥ 500 steps)'],
+    policies.map((policy) => [
+      policy,
+      ...steps.map((n) => {
+        const row = at(policy, n);
+        const base = at('append-only', n);
+        return row
+          ? `$${fixed(row.costUsd, row.costUsd >= 100 ? 0 : 2)} (${percent(base ? row.billedTokens / base.billedTokens : undefined)})`
+          : '—';
+      }),
+      fixed(data.growthExponent[policy], 2),
+    ]),
+  );
+  const recallRows: Json[] = [...(data.details?.recall ?? []), ...(data.details?.peers ?? [])];
+  const recall = table(
+    ['policy', 'recall', 'constraints', 'dead ends', 'ids', 'dead ends retried (of 6)'],
+    recallRows.map((row: Json) => [
+      row.policy,
+      percent(row.recall),
+      percent(row.byKind.constraint),
+      percent(row.byKind.dead_end),
+      percent(row.byKind.id),
+      fixed(row.deadEndRetries, 1),
+    ]),
+  );
+  const overheadSteps: number[] = [
+    ...new Set<number>((data.overhead ?? []).map((row: Json) => row.steps)),
+  ].sort((a, b) => a - b);
+  const configs: string[] = [...new Set<string>((data.overhead ?? []).map((row: Json) => row.config))];
+  const overhead = table(
+    [
+      'config',
+      ...overheadSteps.map((n) => `${n.toLocaleString('en-US')} steps (µs/step)`),
+      'policy overhead at 2,000',
+    ],
+    configs.map((config) => [
+      config,
+      ...overheadSteps.map((n) =>
+        fixed(data.overhead.find((row: Json) => row.config === config && row.steps === n)?.usPerStep),
+      ),
+      (() => {
+        const value = data.overhead.find(
+          (row: Json) => row.config === config && row.steps === 2_000,
+        )?.overheadUsPerStep;
+        return value === undefined || value === null ? '' : `${fixed(value)} µs`;
+      })(),
+    ]),
+  );
+  const agreement = table(
+    ['model', 'N', 'printed', 'computed'],
+    [
+      ...(data.details?.crossPost ?? []).map((row: Json) => [
+        'bill cross-post through the loop',
+        String(row.steps),
+        row.printed,
+        `naive $${fixed(row.naiveUsd, 4)}, cached $${fixed(row.cachedUsd, 4)}, ${percent(row.savings)}`,
+      ]),
+      ...(data.details?.agreements ?? []).map((row: Json) => [
+        row.source,
+        row.steps.toLocaleString('en-US'),
+        row.printed,
+        row.computed,
+      ]),
+    ],
+  );
+  return [
+    "USD per run (billed tokens as a share of append-only's) by run length:",
+    '',
+    bill,
+    '',
+    'What compaction loses (means over seeds), reins policies then the peers:',
+    '',
+    recall,
+    '',
+    'Overhead per step, the loop with each policy and without:',
+    '',
+    overhead,
+    '',
+    "The seeds' arithmetic reproduced:",
+    '',
+    agreement,
+    '',
+    '![bill against run length](../bench/results/context.svg)',
+  ].join('\n');
+}
+
 function metaTable(): string {
   const rows = Object.entries(results).map(([name, data]) => {
     const meta = data?.meta ?? data?.environment;
@@ -505,6 +676,7 @@ const tables: Record<string, () => string> = {
   'partial-json': partialJsonTable,
   resilience: resilienceTable,
   injection: injectionTable,
+  context: contextTable,
   meta: metaTable,
 };
 

@@ -30,6 +30,7 @@ const benches: { name: string; args: string[]; stdout?: boolean }[] = [
   { name: 'partial-json', args: [...tsx, 'bench/partial-json.ts', '--json', file('partial-json')] },
   { name: 'resilience', args: [...tsx, 'bench/resilience.ts', '--json', file('resilience')] },
   { name: 'injection', args: ['dist/cli/reins.js', 'bench', 'injection', '--json'], stdout: true },
+  { name: 'context', args: [...tsx, 'bench/context.ts', '--json', file('context')] },
 ];
 
 const only = option('only')?.split(',');
