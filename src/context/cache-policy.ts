@@ -77,6 +77,11 @@ export interface ContextPolicyOptions {
     perStep?: boolean;
     /** @default true */
     tool?: boolean;
+    /**
+     * Characters of each tool result that go into the index: its head (ids, errors, subjects). The
+     * whole result stays in the transcript and `recall({ step })` reads it. @default 2_000
+     */
+    indexedResultChars?: number;
   };
 }
 
@@ -157,6 +162,7 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
   const clearAfter = options.clearToolResults ? options.clearToolResults.afterSteps : undefined;
   const dropThinking = options.dropThinking ?? true;
   const k = options.retrieval?.k ?? 5;
+  const indexedChars = options.retrieval?.indexedResultChars ?? 2_000;
   const perStep = options.retrieval ? (options.retrieval.perStep ?? true) : false;
   const runs = new Map<string, RunMemory>();
 
@@ -215,7 +221,7 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
         for (const [i, text] of options.pinned.entries())
           edits.push({ verb: 'pin', key: `pinned-${i}`, text, at: 'start' });
 
-      const fresh = await readNewSteps(input, memory, misses);
+      const fresh = await readNewSteps(input, memory, misses, indexedChars);
       // Admit: a big result enters capped, once.
       const handles = { recall: offerRecall, search: Boolean(options.retrieval) && offerRecall };
       if (admit) for (const record of fresh) edits.push(...admissions(input, record, admit, handles));
@@ -316,6 +322,7 @@ async function readNewSteps(
   input: ContextPolicyInput,
   memory: RunMemory,
   misses: ContextMiss[],
+  indexedChars: number,
 ): Promise<StepRecord[]> {
   const transcript = input.transcript;
   if (transcript.length < memory.readTo) {
@@ -379,7 +386,16 @@ async function readNewSteps(
     }
     entries.push(...record.entries);
   }
-  if (memory.index && entries.length > 0) await memory.index.append(entries);
+  if (memory.index && entries.length > 0) {
+    // A result's head is what a search needs (its ids, its error, its subject); the whole result
+    // stays in the transcript, and recall({ step }) reads it.
+    const indexed = entries.map((entry) =>
+      entry.kind === 'tool_result' && entry.text.length > indexedChars
+        ? { ...entry, text: entry.text.slice(0, indexedChars) }
+        : entry,
+    );
+    await memory.index.append(indexed);
+  }
   return fresh;
 }
 
@@ -596,10 +612,14 @@ async function recalledText(
   const index = memory.index as TranscriptIndex;
   const last = newest ?? memory.records[memory.records.length - 1];
   if (!last) return '';
-  const query = last.entries
-    .filter((entry) => entry.kind !== 'tool_result')
-    .map((entry) => entry.text)
-    .join(' ');
+  // What the last step did, not what it read: its calls (tool and input), what failed, the ids it
+  // met and the user's words. A result's prose shares its common words with every other result.
+  const query = [
+    ...last.calls,
+    ...last.entries
+      .filter((entry) => entry.kind !== 'tool_result' && entry.kind !== 'decision')
+      .map((entry) => entry.text),
+  ].join(' ');
   if (query.trim() === '') return '';
   // Only what the window no longer shows is worth a retrieval.
   const ranges = [

@@ -52,6 +52,11 @@ export class ContextWindow {
   #renders = 0;
   #countedTo = 0;
   #transcriptTokens = 0;
+  /** The last window built and its tokens, while no edit or message has come since. */
+  #built: Message[] | undefined;
+  #builtEdits = -1;
+  #builtLength = -1;
+  #builtTokens = 0;
 
   constructor(transcript: readonly Message[], count: MessageTokens, edits: readonly ContextEdit[] = []) {
     this.#transcript = transcript;
@@ -163,9 +168,8 @@ export class ContextWindow {
 
   /** Tokens the window would send now (its messages), without counting as a call. */
   measure(): number {
-    let total = 0;
-    for (const message of this.#build()) total += this.#count(message);
-    return total;
+    this.#build();
+    return this.#builtTokens;
   }
 
   /** The messages to send now, and what stayed cacheable since the last rendering. */
@@ -203,6 +207,23 @@ export class ContextWindow {
   }
 
   #build(): Message[] {
+    if (
+      this.#built &&
+      this.#builtEdits === this.#edits.length &&
+      this.#builtLength === this.#transcript.length
+    )
+      return this.#built;
+    const out = this.#assemble();
+    let total = 0;
+    for (const message of out) total += this.#count(message);
+    this.#built = out;
+    this.#builtEdits = this.#edits.length;
+    this.#builtLength = this.#transcript.length;
+    this.#builtTokens = total;
+    return out;
+  }
+
+  #assemble(): Message[] {
     const transcript = this.#transcript;
     const ranges = this.#ranges;
     const out: Message[] = [];

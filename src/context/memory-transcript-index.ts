@@ -1,3 +1,4 @@
+import { ConfigurationError } from '../errors/reins-error.js';
 import { bm25Idf, bm25TermScore } from './bm25.js';
 import { topRanked } from './top-ranked.js';
 import type {
@@ -22,6 +23,13 @@ export interface MemoryTranscriptIndexOptions {
    * @default 20_000
    */
   maxIndexedChars?: number;
+  /**
+   * Postings read per query term: a term in more entries than this (a tool's name, in every step)
+   * has its newest ones read, so a search every step costs the same at step 2,000 as at step 200.
+   * Such a term's BM25 weight is near zero, and recency breaks ties; SQLite's FTS5 reads them all.
+   * @default 256
+   */
+  maxPostingsPerTerm?: number;
 }
 
 /** A {@link TranscriptIndex} whose methods return at once. */
@@ -59,6 +67,9 @@ interface Postings {
  */
 export function memoryTranscriptIndex(options: MemoryTranscriptIndexOptions = {}): MemoryTranscriptIndex {
   const maxIndexedChars = checkMaxIndexedChars(options.maxIndexedChars);
+  const maxPostingsPerTerm = options.maxPostingsPerTerm ?? 256;
+  if (!Number.isInteger(maxPostingsPerTerm) || maxPostingsPerTerm < 1)
+    throw new ConfigurationError('maxPostingsPerTerm', 'must be an integer ≥ 1');
   const entries: TranscriptEntry[] = [];
   /** Terms indexed per entry (BM25's document length). */
   const lengths: number[] = [];
@@ -66,6 +77,8 @@ export function memoryTranscriptIndex(options: MemoryTranscriptIndexOptions = {}
   const postingsByTerm = new Map<string, Postings>();
   let totalLength = 0;
   const scores = scoreBoard();
+  /** One entry's term counts, reused from entry to entry. */
+  const termCounts = new Map<string, number>();
 
   const add = (entry: TranscriptEntry): void => {
     const position = entries.length;
@@ -74,7 +87,8 @@ export function memoryTranscriptIndex(options: MemoryTranscriptIndexOptions = {}
     const terms = transcriptTerms(indexedText(entry.text, maxIndexedChars));
     lengths.push(terms.length);
     totalLength += terms.length;
-    const frequencies = new Map<string, number>();
+    const frequencies = termCounts;
+    frequencies.clear();
     for (const term of terms) frequencies.set(term, (frequencies.get(term) ?? 0) + 1);
     for (const [term, frequency] of frequencies) {
       let postings = postingsByTerm.get(term);
@@ -96,7 +110,10 @@ export function memoryTranscriptIndex(options: MemoryTranscriptIndexOptions = {}
       if (!postings) continue;
       const idf = bm25Idf(entries.length, postings.positions.length);
       const { positions, frequencies } = postings;
-      for (let i = 0; i < positions.length; i++) {
+      // A term in most entries (a tool's name) weighs next to nothing; read its newest postings only,
+      // so a search every step stays bounded as the run grows (recency breaks ties anyway).
+      const from = Math.max(0, positions.length - maxPostingsPerTerm);
+      for (let i = from; i < positions.length; i++) {
         const position = positions[i] as number;
         scores.add(
           position,

@@ -49,20 +49,36 @@ function isId(word: string): boolean {
   if (word.length >= 8 && first <= 102 && hexShape.test(word)) return true;
   return word.includes('id') && keyShape.test(word);
 }
-const wordSeparators = /[\s,;()[\]{}"'<>.!?]+/;
+/** Characters that end a word: whitespace and the punctuation around ids in prose and JSON. */
+const separators = new Set([
+  9, 10, 11, 12, 13, 32, 44, 59, 40, 41, 91, 93, 123, 125, 34, 39, 60, 62, 46, 33, 63,
+]);
 
 /** How far into a result ids are looked for: they come early (a record's key), and the scan must stay cheap. */
 const idScanChars = 2_000;
 
-/** Ids a text mentions, first seen first, at most `limit`. */
+/**
+ * Ids a text mentions, first seen first, at most `limit`. One pass over character codes: only a
+ * word with a digit, `=` or `:` in it can be an id, and only such a word is cut out and tested.
+ */
 export function idsIn(text: string, limit = 8): string[] {
   const found = new Set<string>();
-  for (const word of text.slice(0, idScanChars).split(wordSeparators)) {
-    if (word.length < 3) continue;
-    if (isId(word)) {
-      found.add(word);
-      if (found.size >= limit) break;
-    }
+  const end = Math.min(text.length, idScanChars);
+  let start = 0;
+  let candidate = false;
+  for (let i = 0; i <= end; i++) {
+    const code = i < end ? text.charCodeAt(i) : 32;
+    if (separators.has(code)) {
+      if (candidate && i - start >= 3) {
+        const word = text.slice(start, i);
+        if (isId(word)) {
+          found.add(word);
+          if (found.size >= limit) break;
+        }
+      }
+      start = i + 1;
+      candidate = false;
+    } else if ((code >= 48 && code <= 57) || code === 61 || code === 58) candidate = true;
   }
   return [...found];
 }

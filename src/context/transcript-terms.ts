@@ -38,10 +38,41 @@ const maxCachedFolds = 4_096;
  * ```
  */
 export function transcriptTerms(text: string): string[] {
+  if (asciiOnly.test(text)) return asciiTerms(text);
   const terms: string[] = [];
   for (const match of text.matchAll(termPattern)) {
     const term = match[0];
     terms.push(asciiOnly.test(term) ? term.toLowerCase() : foldTerm(term));
+  }
+  return terms;
+}
+
+/**
+ * The same for ASCII text, by character code: a term is a run of letters and digits (every other
+ * ASCII character separates in unicode61), lower-cased. Most transcripts are ASCII; a tool result
+ * of a few thousand characters is read here in microseconds, not through the Unicode pattern.
+ */
+function asciiTerms(text: string): string[] {
+  const terms: string[] = [];
+  let start = -1;
+  let upper = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if ((code >= 97 && code <= 122) || (code >= 48 && code <= 57)) {
+      if (start < 0) start = i;
+    } else if (code >= 65 && code <= 90) {
+      if (start < 0) start = i;
+      upper = true;
+    } else if (start >= 0) {
+      const term = text.slice(start, i);
+      terms.push(upper ? term.toLowerCase() : term);
+      start = -1;
+      upper = false;
+    }
+  }
+  if (start >= 0) {
+    const term = text.slice(start);
+    terms.push(upper ? term.toLowerCase() : term);
   }
   return terms;
 }
