@@ -13,6 +13,18 @@ export interface TokenEstimator {
   countBlock?(block: AssistantBlock | UserBlock): number;
   /** Tokens the tool definitions cost. Defaults to the text of their JSON. */
   countTools?(tools: readonly ToolDefinition[]): number;
+  /**
+   * Tokens one message costs with the provider's framing around it (OpenAI Chat Completions: three
+   * tokens a message plus its role). Defaults to the sum of its blocks, with no framing.
+   */
+  countMessage?(message: Message): number;
+  /**
+   * Tokens a request costs beyond its system prompt, tools and messages: the provider's fixed framing
+   * (OpenAI's reply priming and system-message wrapper, Anthropic's tool-use system prompt). Given
+   * the system prompt and tools, not the messages, so it is sized once per (system, tools) pair.
+   * Defaults to none.
+   */
+  countFraming?(request: { system: string; tools: readonly ToolDefinition[] }): number;
 }
 
 /** The default sizing of a block: its text, a tool call's name and JSON input, a result's content. */
@@ -78,6 +90,9 @@ export class PrefillCounter {
   #toolsTokens = 0;
   #systemKey: string | undefined;
   #systemTokens = 0;
+  #framingSystem: string | undefined;
+  #framingTools: readonly ToolDefinition[] | undefined;
+  #framingTokens = 0;
   #lastMessages: readonly Message[] | undefined;
   #lastLength = 0;
   #lastTail: Message | undefined;
@@ -97,7 +112,8 @@ export class PrefillCounter {
     const cached = this.#byMessage.get(message);
     if (cached !== undefined) return cached;
     let tokens = 0;
-    for (const block of message.content) tokens += this.block(block);
+    if (this.estimator.countMessage) tokens = this.estimator.countMessage(message);
+    else for (const block of message.content) tokens += this.block(block);
     this.#byMessage.set(message, tokens);
     return tokens;
   }
@@ -147,12 +163,29 @@ export class PrefillCounter {
     return sum;
   }
 
-  /** The whole prefill of a request: system, tools and every message. */
+  /** The provider's fixed framing of a request with this system prompt and these tools. */
+  framing(system: string, tools: readonly ToolDefinition[]): number {
+    const countFraming = this.estimator.countFraming;
+    if (!countFraming) return 0;
+    if (system !== this.#framingSystem || tools !== this.#framingTools) {
+      this.#framingSystem = system;
+      this.#framingTools = tools;
+      this.#framingTokens = countFraming.call(this.estimator, { system, tools });
+    }
+    return this.#framingTokens;
+  }
+
+  /** The whole prefill of a request: system, tools, every message and the provider's framing. */
   request(request: {
     system: string;
     tools: readonly ToolDefinition[];
     messages: readonly Message[];
   }): number {
-    return this.system(request.system) + this.tools(request.tools) + this.messages(request.messages);
+    return (
+      this.system(request.system) +
+      this.tools(request.tools) +
+      this.messages(request.messages) +
+      this.framing(request.system, request.tools)
+    );
   }
 }
