@@ -31,6 +31,7 @@ describe('the core runs in a browser', () => {
     'stream/index.ts',
     'resilience/index.ts',
     'idempotency/index.ts',
+    'tokenizers/index.ts',
   ])('%s bundles for the browser', async (path) => {
     const result = await bundle(path);
     expect(result.errors).toEqual([]);

@@ -71,9 +71,9 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
     }
   });
 
-  it('every entry point but reins/plot loads with zod alone', () => {
+  it('every entry point but reins/plot and reins/tokenizers loads with zod alone', () => {
     const specifiers = Object.keys(manifest.exports)
-      .filter((key) => key !== './package.json' && key !== './plot')
+      .filter((key) => key !== './package.json' && key !== './plot' && key !== './tokenizers')
       .map((key) => key.replace(/^\./, 'reins'));
     expect(specifiers.length).toBeGreaterThan(10);
     const result = run(
@@ -107,6 +107,13 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
     const result = run("await import('reins/plot');");
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/Cannot find package 'd3-(scale|shape)'/);
+  });
+
+  it('reins/tokenizers names the missing gpt-tokenizer package, an optional peer', () => {
+    expect(manifest.peerDependenciesMeta['gpt-tokenizer']?.optional).toBe(true);
+    const result = run("await import('reins/tokenizers');");
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/Cannot find package 'gpt-tokenizer'/);
   });
 
   it('the reins command lists what to install and exits 2', () => {

@@ -1,0 +1,7 @@
+/**
+ * Token estimators that use a provider's real tokenizer where one is public (OpenAI's, through
+ * gpt-tokenizer, an optional peer dependency). docs/token-counting.md has the measured table.
+ */
+export * from './openai-chat-framing.js';
+export * from './openai-function-definitions.js';
+export * from './openai-token-estimator.js';
