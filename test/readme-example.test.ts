@@ -102,6 +102,17 @@ describe("the README's complete example", () => {
     expect(output.trim()).toBe('answered');
   });
 
+  it('the token-counting section type-checks and runs the same way', () => {
+    writeProject(readmeSection('Token counting'));
+    typeCheck('README.md', 'the token-counting example');
+    const output = execFileSync(process.execPath, [join(project, 'out', 'example.js')], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(output.trim()).toBe('answered 4'); // Is · checkout · healthy · ? in o200k_base
+  });
+
   it("defineTool's TSDoc example type-checks and runs the same way", () => {
     writeProject(defineToolExample());
     typeCheck('src/tools/define-tool.ts', "defineTool's @example");
