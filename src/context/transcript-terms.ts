@@ -10,7 +10,12 @@ const diacritics =
  * U+FFFE/U+FFFF, which SQLite decodes as U+FFFD.
  */
 const termCharacter = '(?![\\uFFFE\\uFFFF])[\\p{L}\\p{N}\\p{Co}\\p{Cn}]';
-const termPattern = new RegExp(`${termCharacter}(?:${termCharacter}|[${diacritics}])*`, 'gu');
+/** The term starting at `lastIndex`, if one does (sticky). */
+const termAt = new RegExp(`${termCharacter}(?:${termCharacter}|[${diacritics}])*`, 'uy');
+/** ASCII's term characters, its letters and digits: most text is ASCII, read here without a regex. */
+const asciiTermCharacter = new Uint8Array(128);
+for (const character of '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz')
+  asciiTermCharacter[character.charCodeAt(0)] = 1;
 const diacritic = new RegExp(`^[${diacritics}]$`, 'u');
 const asciiOnly = /^[\x00-\x7f]*$/;
 const latinLetterWithMarks = /^[a-z]\p{M}+$/u;
@@ -38,43 +43,40 @@ const maxCachedFolds = 4_096;
  * ```
  */
 export function transcriptTerms(text: string): string[] {
-  if (asciiOnly.test(text)) return asciiTerms(text);
   const terms: string[] = [];
-  for (const match of text.matchAll(termPattern)) {
-    const term = match[0];
-    terms.push(asciiOnly.test(term) ? term.toLowerCase() : foldTerm(term));
+  const length = text.length;
+  let index = 0;
+  while (index < length) {
+    const code = text.charCodeAt(index);
+    if (code >= 128) {
+      index = readUnicodeTerm(text, index, terms);
+      continue;
+    }
+    if (asciiTermCharacter[code] === 0) {
+      index++;
+      continue;
+    }
+    let end = index + 1;
+    while (end < length && asciiTermCharacter[text.charCodeAt(end)] === 1) end++;
+    // An ASCII run that stops at a non-ASCII character may go on (`café`): read it again whole.
+    if (end < length && text.charCodeAt(end) >= 128) {
+      index = readUnicodeTerm(text, index, terms);
+      continue;
+    }
+    terms.push(text.slice(index, end).toLowerCase());
+    index = end;
   }
   return terms;
 }
 
-/**
- * The same for ASCII text, by character code: a term is a run of letters and digits (every other
- * ASCII character separates in unicode61), lower-cased. Most transcripts are ASCII; a tool result
- * of a few thousand characters is read here in microseconds, not through the Unicode pattern.
- */
-function asciiTerms(text: string): string[] {
-  const terms: string[] = [];
-  let start = -1;
-  let upper = false;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if ((code >= 97 && code <= 122) || (code >= 48 && code <= 57)) {
-      if (start < 0) start = i;
-    } else if (code >= 65 && code <= 90) {
-      if (start < 0) start = i;
-      upper = true;
-    } else if (start >= 0) {
-      const term = text.slice(start, i);
-      terms.push(upper ? term.toLowerCase() : term);
-      start = -1;
-      upper = false;
-    }
-  }
-  if (start >= 0) {
-    const term = text.slice(start);
-    terms.push(upper ? term.toLowerCase() : term);
-  }
-  return terms;
+/** Pushes the term that starts at `start`, if one does; returns where reading goes on. */
+function readUnicodeTerm(text: string, start: number, terms: string[]): number {
+  termAt.lastIndex = start;
+  const match = termAt.exec(text);
+  if (match === null) return start + (text.codePointAt(start)! > 0xffff ? 2 : 1);
+  const term = match[0];
+  terms.push(asciiOnly.test(term) ? term.toLowerCase() : foldTerm(term));
+  return start + term.length;
 }
 
 function foldTerm(term: string): string {
