@@ -5,14 +5,32 @@
  */
 const k1 = 1.2;
 const b = 0.75;
+/** The idf FTS5 gives a term in half the entries or more (where the formula's would be ≤ 0). */
+export const flooredIdf = 1e-6;
 
 /**
- * A term's inverse document frequency among `entries` entries, `hits` of which hold it. FTS5
- * floors it at 1e-6: a term in more than half of the entries still counts, barely.
+ * A term's inverse document frequency among `entries` entries, `hits` of which hold it, floored
+ * as FTS5 floors it: a term in half of the entries or more still counts, barely.
  */
 export function bm25Idf(entries: number, hits: number): number {
   const idf = Math.log((entries - hits + 0.5) / (hits + 0.5));
-  return idf <= 0 ? 1e-6 : idf;
+  return idf <= 0 ? flooredIdf : idf;
+}
+
+/**
+ * True for a term in half the entries or more: the formula's idf is ≤ 0 there, and FTS5 floors
+ * it to {@link flooredIdf}. Such a term adds at most 2.2e-6 to a score.
+ */
+export function isCommonTerm(entries: number, hits: number): boolean {
+  return 2 * hits >= entries;
+}
+
+/**
+ * What one term can add to any entry's score, strictly more than it ever does: the share tends
+ * to it as the frequency grows, and never reaches it (b < 1 keeps the length term positive).
+ */
+export function bm25TermScoreBound(idf: number): number {
+  return idf * (k1 + 1.0);
 }
 
 /**

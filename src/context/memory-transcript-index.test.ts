@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isConfigurationError } from '../errors/reins-error.js';
 import { memoryTranscriptIndex } from './memory-transcript-index.js';
-import type { TranscriptEntry } from './transcript-index.js';
+import type { TranscriptEntry, TranscriptEntryKind, TranscriptHit } from './transcript-index.js';
+import { transcriptTerms } from './transcript-terms.js';
 
 // The contract both indexes honour is test/transcript-index-conformance.test.ts; here, what is
 // particular to the memory index.
@@ -27,6 +29,70 @@ describe('memoryTranscriptIndex', () => {
       ['a', share(2, 3)],
       ['d', share(1, 2)],
     ]);
+  });
+
+  it('ranks as scoring every entry by the formula would, common terms skipped or not', () => {
+    // A brute-force reference: every entry, every query term in query order, FTS5's arithmetic.
+    const reference = (list: TranscriptEntry[], query: string, k: number, kinds?: TranscriptEntryKind[]) => {
+      const stored = list.filter((item, i) => list.findIndex((other) => other.id === item.id) === i);
+      const texts = stored.map((item) => transcriptTerms(item.text));
+      const average = texts.reduce((sum, terms) => sum + terms.length, 0) / stored.length;
+      // Summed as both indexes sum: terms in fewer than half the entries first, then the others.
+      const hitsOf = (term: string) => texts.filter((text) => text.includes(term)).length;
+      const distinct = [...new Set(transcriptTerms(query))];
+      const common = (term: string) => 2 * hitsOf(term) >= stored.length;
+      const terms = [...distinct.filter((term) => !common(term)), ...distinct.filter(common)];
+      const idf = terms.map((term) => {
+        const value = Math.log((stored.length - hitsOf(term) + 0.5) / (hitsOf(term) + 0.5));
+        return value <= 0 ? 1e-6 : value;
+      });
+      const hits: TranscriptHit[] = [];
+      for (const [i, item] of stored.entries()) {
+        if (kinds && !kinds.includes(item.kind)) continue;
+        const text = texts[i]!;
+        let score = 0;
+        for (const [j, term] of terms.entries()) {
+          const frequency = text.filter((t) => t === term).length;
+          if (frequency > 0)
+            score +=
+              idf[j]! * ((frequency * 2.2) / (frequency + 1.2 * (1 - 0.75 + (0.75 * text.length) / average)));
+        }
+        if (score > 0) hits.push({ ...item, score });
+      }
+      const order = (hit: TranscriptHit) => stored.findIndex((item) => item.id === hit.id);
+      hits.sort((a, b) => b.score - a.score || b.step - a.step || order(b) - order(a));
+      return hits.slice(0, k);
+    };
+    // Common words in most entries (floored idf, the postings skipped when they cannot matter), rarer ones in a few.
+    const word = fc.oneof(
+      { arbitrary: fc.constantFrom('the', 'error', 'a', 'of'), weight: 3 },
+      {
+        arbitrary: fc.constantFrom('timeout', 'disk', 'INC-4471', 'pod', 'retry', 'db-1', 'oom', 'dns'),
+        weight: 1,
+      },
+    );
+    const text = fc.array(word, { minLength: 1, maxLength: 12 }).map((list) => list.join(' '));
+    const kinds: TranscriptEntryKind[] = ['fact', 'decision', 'tool_result'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ step: fc.integer({ min: 1, max: 6 }), kind: fc.constantFrom(...kinds), text }), {
+          minLength: 4,
+          maxLength: 30,
+        }),
+        text,
+        fc.integer({ min: 1, max: 5 }),
+        fc.option(fc.subarray(kinds, { minLength: 1 }), { nil: undefined }),
+        (items, query, k, only) => {
+          const list = items.map((item, i): TranscriptEntry => ({ id: `e${i % 25}`, ...item }));
+          const index = memoryTranscriptIndex();
+          index.append(list);
+          expect(index.search(query, { k, ...(only ? { kinds: only } : {}) })).toEqual(
+            reference(list, query, k, only),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('scores each search afresh, however searches and appends interleave', () => {

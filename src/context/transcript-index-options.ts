@@ -50,3 +50,13 @@ export function checkTranscriptSearch(options: TranscriptSearch): void {
 export function queryTerms(query: string): string[] {
   return [...new Set(transcriptTerms(query))];
 }
+
+/**
+ * The order both indexes sum a score's terms in: the terms in fewer than half the entries, then
+ * the common ones ({@link isCommonTerm}), each group in query order. FTS5 sums a MATCH's phrases
+ * in their order, so the SQLite index can score the rare terms in FTS5, add the common terms'
+ * tiny shares after, and land on the bits the memory index computes.
+ */
+export function summationOrder<T>(terms: readonly T[], isCommon: (term: T) => boolean): T[] {
+  return [...terms.filter((term) => !isCommon(term)), ...terms.filter(isCommon)];
+}
