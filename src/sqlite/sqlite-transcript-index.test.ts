@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TranscriptEntry } from '../context/transcript-index.js';
 import { transcriptTerms } from '../context/transcript-terms.js';
 import { isConfigurationError, isReinsError } from '../errors/reins-error.js';
+import { fts5Statistics } from './fts5-statistics.js';
 import { sqliteTranscriptIndex } from './sqlite-transcript-index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'reins-transcript-'));
@@ -56,6 +57,61 @@ describe('sqliteTranscriptIndex', () => {
     expect(db.prepare('SELECT count(*) AS n FROM reins_transcript_fts').get()).toEqual({ n: 3 });
     db.close();
     expect(ids(hitsBefore).sort()).toEqual(['m1', 'm2']);
+  });
+
+  it('ranks as a fresh index would after its own appends and another connection’s', () => {
+    const path = freshPath();
+    const texts = [
+      'the disk is full',
+      'the pod restarted',
+      'the error is a timeout',
+      'a disk error',
+      'the end',
+    ];
+    const mine = sqliteTranscriptIndex(path, { runId: 'run-a' });
+    const theirs = sqliteTranscriptIndex(path, { runId: 'run-b' });
+    const queries = ['the disk error', 'a timeout', 'the pod', 'the'];
+    const expectFresh = () => {
+      const fresh = sqliteTranscriptIndex(path, { runId: 'run-a' });
+      for (const query of queries)
+        expect(mine.search(query, { k: 2 }), query).toEqual(fresh.search(query, { k: 2 }));
+      fresh.close();
+    };
+    for (let round = 0; round < 12; round++) {
+      const writer = round % 3 === 2 ? theirs : mine;
+      writer.append([entry(`e${round}`, round + 1, texts[round % texts.length]!)]);
+      expectFresh();
+    }
+    mine.close();
+    theirs.close();
+  });
+
+  it('keeps its term counts exact across its own appends and another connection’s', () => {
+    const path = freshPath();
+    const other = sqliteTranscriptIndex(path, { runId: 'run-b' });
+    const db = new Database(path);
+    const statistics = fts5Statistics(db, 'reins_transcript_fts');
+    const insert = db.prepare('INSERT INTO reins_transcript_fts (rowid, text) VALUES (?, ?)');
+    const rowsWith = (term: string) =>
+      (
+        db
+          .prepare('SELECT count(*) AS n FROM reins_transcript_fts WHERE reins_transcript_fts MATCH ?')
+          .get(`"${term}"`) as { n: number }
+      ).n;
+    for (let round = 0; round < 12; round++) {
+      const text = round % 2 ? 'alpha beta' : 'alpha';
+      if (round % 3 === 2) other.append([entry(`e${round}`, round + 1, text)]);
+      else {
+        // An append of its own connection, counted as the index counts one once committed.
+        insert.run(10_000 + round, text);
+        statistics.added(() => new Set(transcriptTerms(text)));
+      }
+      expect(statistics.totals().rows).toBe(round + 1);
+      for (const term of ['alpha', 'beta', 'gamma'])
+        expect(statistics.rowsWith(term), term).toBe(rowsWith(term));
+    }
+    db.close();
+    other.close();
   });
 
   it('takes an open database and leaves it open; a table name of its own; a bad name is a configuration error', () => {

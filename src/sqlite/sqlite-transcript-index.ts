@@ -13,8 +13,11 @@ import {
   indexedText,
   queryTerms,
 } from '../context/transcript-index-options.js';
+import { transcriptTerms } from '../context/transcript-terms.js';
 import { ConfigurationError, ReinsError } from '../errors/reins-error.js';
+import { fts5Statistics } from './fts5-statistics.js';
 import { openDatabase } from './open-database.js';
+import { type Fts5Ranking, type RankedRow, rankFts5 } from './rank-fts5.js';
 
 export interface SqliteTranscriptIndexOptions {
   /** The run whose entries this index appends and searches; other runs in the file stay invisible. */
@@ -65,9 +68,11 @@ interface SearchParameters {
  *   (`INSERT OR IGNORE`), so a resumed run re-appending its transcript duplicates nothing.
  * - `search` never hands the query to FTS5's query language (a model writes it): it splits it
  *   into terms as {@link transcriptTerms} does and matches any of them, each a quoted string, so
- *   `NEAR(`, `"`, `*`, `text:` or `OR` are words like any other. Ranked by FTS5's `bm25()`, then
- *   the later step, then the later append: the order the memory index gives when the file holds
- *   one run (BM25's term statistics count every run in the file).
+ *   `NEAR(`, `"`, `*`, `text:` or `OR` are words like any other. Ranked by FTS5's `bm25()` (the
+ *   rare terms scored by FTS5, the common words' floored shares added after: {@link rankFts5}),
+ *   then the later step, then the later append: the hits, order and scores of the memory index
+ *   when the file holds one run (BM25's statistics count every run in the file). Its cost is
+ *   FTS5's per matched row; the prepared statements are made once, at open.
  * - Throws `ReinsError('fts5_unavailable')` on open when the SQLite build lacks FTS5.
  *
  * @example
@@ -115,10 +120,11 @@ export function sqliteTranscriptIndex(
     `SELECT count(*) AS count FROM ${table} WHERE run_id = ?`,
   );
   // CROSS JOIN keeps FTS5 the outer loop: the cost is the query terms' postings, never a scan of
-  // the run's entries with a MATCH tried on each. Kinds come as ',fact,decision,' (one statement
-  // for every filter).
-  const searchEntries = db.prepare<[SearchParameters], EntryRow & { relevance: number }>(
-    `SELECT e.id, e.step, e.kind, e.text, e.tool, e.message, e.untrusted, bm25(${fts}) AS relevance
+  // the run's entries with a MATCH tried on each. Only the sort keys are selected: the text sits
+  // in overflow pages the sorter would copy for every row matched. Kinds come as ',fact,decision,'
+  // (one statement for every filter).
+  const matchRows = db.prepare<[SearchParameters], RankedRow>(
+    `SELECT e.seq, e.step, bm25(${fts}) AS relevance
        FROM ${fts} CROSS JOIN ${table} AS e ON e.seq = ${fts}.rowid
       WHERE ${fts} MATCH @match AND e.run_id = @runId
         AND (@kinds IS NULL OR instr(@kinds, ',' || e.kind || ',') > 0)
@@ -126,7 +132,14 @@ export function sqliteTranscriptIndex(
       ORDER BY relevance, e.step DESC, e.seq DESC
       LIMIT @limit`,
   );
+  const selectBySeq = db.prepare<[number], EntryRow>(
+    `SELECT id, step, kind, text, tool, message, untrusted FROM ${table} WHERE seq = ?`,
+  );
+  const textBySeq = db.prepare<[number], { text: string }>(`SELECT text FROM ${table} WHERE seq = ?`);
+  const statistics = fts5Statistics(db, fts);
+  /** Appends the entries the run does not have yet; returns the indexed texts of those it added. */
   const appendBatch = db.transaction((entries: readonly TranscriptEntry[]) => {
+    const added: string[] = [];
     for (const entry of entries) {
       const inserted = insertEntry.run(
         runId,
@@ -138,30 +151,51 @@ export function sqliteTranscriptIndex(
         entry.message ?? null,
         entry.untrusted === undefined ? null : entry.untrusted ? 1 : 0,
       );
-      if (inserted.changes === 1)
-        insertText.run(inserted.lastInsertRowid, indexedText(entry.text, maxIndexedChars));
+      if (inserted.changes === 1) {
+        const indexed = indexedText(entry.text, maxIndexedChars);
+        insertText.run(inserted.lastInsertRowid, indexed);
+        added.push(indexed);
+      }
     }
+    return added;
+  });
+
+  // One read transaction: the counts, the matches and the rows come from one snapshot.
+  const searchIn = db.transaction((terms: readonly string[], search: TranscriptSearch): TranscriptHit[] => {
+    const filters = {
+      runId,
+      kinds: search.kinds ? `,${search.kinds.join(',')},` : null,
+      beforeStep: search.beforeStep ?? null,
+    };
+    const ranking: Fts5Ranking = {
+      statistics,
+      match: (matched, limit) =>
+        matchRows.all({
+          ...filters,
+          match: matched.map((term) => `"${term.replaceAll('"', '""')}"`).join(' OR '),
+          limit,
+        }),
+      indexedTerms: (seq) => transcriptTerms(indexedText(textBySeq.get(seq)?.text ?? '', maxIndexedChars)),
+    };
+    return rankFts5(ranking, terms, search.k).map(({ row, score }) => ({
+      ...entryOf(selectBySeq.get(row.seq)!),
+      score,
+    }));
   });
 
   return {
     append(entries) {
       checkTranscriptEntries(entries);
-      if (entries.length > 0) appendBatch.immediate(entries);
+      if (entries.length === 0) return;
+      // Counted once committed: a batch that throws added nothing.
+      for (const text of appendBatch.immediate(entries))
+        statistics.added(() => new Set(transcriptTerms(text)));
     },
     search(query, search) {
       checkTranscriptSearch(search);
       const terms = queryTerms(query);
-      if (search.k === 0 || terms.length === 0) return [];
-      if (search.kinds?.length === 0) return [];
-      return searchEntries
-        .all({
-          match: terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' OR '),
-          runId,
-          kinds: search.kinds ? `,${search.kinds.join(',')},` : null,
-          beforeStep: search.beforeStep ?? null,
-          limit: search.k,
-        })
-        .map((row) => ({ ...entryOf(row), score: -row.relevance }));
+      if (search.k === 0 || terms.length === 0 || search.kinds?.length === 0) return [];
+      return searchIn.deferred(terms, search);
     },
     get(id) {
       const row = selectEntry.get(runId, id);
