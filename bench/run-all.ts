@@ -29,6 +29,10 @@ const benches: { name: string; args: string[]; stdout?: boolean }[] = [
   { name: 'sim', args: [...tsx, 'bench/sim.ts', '5', '--json'], stdout: true },
   { name: 'partial-json', args: [...tsx, 'bench/partial-json.ts', '--json', file('partial-json')] },
   { name: 'resilience', args: [...tsx, 'bench/resilience.ts', '--json', file('resilience')] },
+  {
+    name: 'transcript-index',
+    args: [...tsx, 'bench/transcript-index.ts', '--json', file('transcript-index')],
+  },
   { name: 'injection', args: ['dist/cli/reins.js', 'bench', 'injection', '--json'], stdout: true },
   { name: 'context', args: [...tsx, 'bench/context.ts', '--json', file('context')] },
 ];
