@@ -3,10 +3,12 @@ import type { Message } from '../model/content.js';
 import type { AnyTool } from '../tools/define-tool.js';
 import type { BlockEdit, ContextEdit, RangeEdit } from './context-edit.js';
 import type { ContextMiss, ContextPolicy, ContextPolicyInput } from './context-policy.js';
+import { memoryTranscriptIndex } from './memory-transcript-index.js';
 import { recallTool } from './recall-tool.js';
 import { oneLine, recordOfStep, type StepRecord, type StepUnit } from './step-entries.js';
 import { digestText, type Summarizer, structuredDigest } from './structured-digest.js';
 import type { TranscriptEntry, TranscriptIndex } from './transcript-index.js';
+import { transcriptTerms } from './transcript-terms.js';
 
 /** What happens to the oldest steps when the window is over budget. */
 export type CompactionMode =
@@ -95,6 +97,12 @@ export interface BuiltContextPolicy extends ContextPolicy {
 /** Per run: what the policy has read of the transcript and what it remembers of it. */
 interface RunMemory {
   index: TranscriptIndex | undefined;
+  /**
+   * The per-step retrieval's own index, in memory: only the short entries (calls, dead ends, ids,
+   * constraints), so its postings are not every result's prose. Rebuilt from the transcript when a
+   * run comes back; the run's `index` keeps everything for `recall`.
+   */
+  digestIndex: ReturnType<typeof memoryTranscriptIndex> | undefined;
   /** Units read so far, and where the next one starts. */
   units: StepUnit[];
   records: StepRecord[];
@@ -117,6 +125,9 @@ interface RunMemory {
 }
 
 const maxRuns = 256;
+
+/** A per-step query keeps the terms at most this share of the short entries hold. */
+const distinctiveShare = 0.05;
 
 /**
  * The context window run as a cache (post-18): a token budget below the model's window, the task
@@ -171,6 +182,7 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
     if (memory) return memory;
     memory = {
       index: options.retrieval?.index(runId),
+      digestIndex: perStep ? memoryTranscriptIndex() : undefined,
       units: [],
       records: [],
       readTo: 0,
@@ -278,7 +290,7 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
           edits.push({ verb: 'pin', key: 'working-state', text, at: 'end' });
         }
       }
-      if (perStep && memory.index) {
+      if (perStep && memory.digestIndex) {
         const text = await recalledText(input, memory, fresh[fresh.length - 1], edits, k);
         if (text !== memory.lastRecall) {
           memory.lastRecall = text;
@@ -396,6 +408,8 @@ async function readNewSteps(
     );
     await memory.index.append(indexed);
   }
+  if (memory.digestIndex && entries.length > 0)
+    memory.digestIndex.append(entries.filter((entry) => entry.kind !== 'tool_result'));
   return fresh;
 }
 
@@ -609,7 +623,7 @@ async function recalledText(
   edits: readonly ContextEdit[],
   k: number,
 ): Promise<string> {
-  const index = memory.index as TranscriptIndex;
+  const index = memory.digestIndex as NonNullable<RunMemory['digestIndex']>;
   const last = newest ?? memory.records[memory.records.length - 1];
   if (!last) return '';
   // What the last step did, not what it read: its calls (tool and input), what failed, the ids it
@@ -628,7 +642,13 @@ async function recalledText(
   ];
   const out = ranges.reduce((max, range) => Math.max(max, range.steps[1]), 0);
   if (out === 0) return '';
-  const hits = await index.search(oneLine(query, 1_000), {
+  // Only a distinctive word can find something: a term most entries hold (the tool's name, a field
+  // name) matches everything equally and would make every search read the whole index.
+  const distinctive = [...new Set(transcriptTerms(oneLine(query, 1_000)))].filter(
+    (term) => index.termShare(term) <= distinctiveShare,
+  );
+  if (distinctive.length === 0) return '';
+  const hits = index.search(distinctive.join(' '), {
     k,
     beforeStep: out + 1,
     kinds: ['dead_end', 'fact', 'decision', 'constraint'],

@@ -31,6 +31,8 @@ export interface MemoryTranscriptIndex extends TranscriptIndex {
   search(query: string, options: TranscriptSearch): TranscriptHit[];
   get(id: string): TranscriptEntry | undefined;
   size(): number;
+  /** The share of entries holding `term` (a term as {@link transcriptTerms} reads it), 0 to 1. */
+  termShare(term: string): number;
 }
 
 /**
@@ -68,6 +70,10 @@ export function memoryTranscriptIndex(options: MemoryTranscriptIndexOptions = {}
         positionsById.set(entry.id, index.entries.length);
         index.add(copyEntry(entry), transcriptTerms(indexedText(entry.text, maxIndexedChars)));
       }
+    },
+    termShare(term) {
+      const entries = index.entries.length;
+      return entries === 0 ? 0 : (index.byTerm.get(term)?.positions.length ?? 0) / entries;
     },
     search(query, search) {
       checkTranscriptSearch(search);
