@@ -5,8 +5,14 @@ import type { BlockEdit, ContextEdit, RangeEdit } from './context-edit.js';
 import type { ContextMiss, ContextPolicy, ContextPolicyInput } from './context-policy.js';
 import { memoryTranscriptIndex } from './memory-transcript-index.js';
 import { recallTool } from './recall-tool.js';
-import { oneLine, recordOfStep, type StepRecord, type StepUnit } from './step-entries.js';
-import { digestText, type Summarizer, structuredDigest } from './structured-digest.js';
+import { cutText, oneLine, recordOfStep, type StepRecord, type StepUnit } from './step-entries.js';
+import {
+  digestText,
+  maxRuledOutLines,
+  newestDistinct,
+  type Summarizer,
+  structuredDigest,
+} from './structured-digest.js';
 import type { TranscriptEntry, TranscriptIndex } from './transcript-index.js';
 import { transcriptTerms } from './transcript-terms.js';
 
@@ -110,8 +116,8 @@ interface RunMemory {
   deadEnds: Map<string, number>;
   constraints: TranscriptEntry[];
   /** The pinned decisions' lines, grown as steps are read (never rebuilt from the whole run). */
-  ruledOutLines: string[];
-  constraintLines: string[];
+  ruledOutLines: TranscriptEntry[];
+  constraintLines: TranscriptEntry[];
   /** Units before this index are all behind a range: compaction starts looking here. */
   compactedTo: number;
   pending: ContextEdit[];
@@ -125,6 +131,9 @@ interface RunMemory {
 }
 
 const maxRuns = 256;
+
+/** Steps a merged digest reads, the newest of its span. */
+const mergedSteps = 200;
 
 /** A per-step query keeps the terms at most this share of the short entries hold. */
 const distinctiveShare = 0.05;
@@ -179,7 +188,12 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
 
   const memoryOf = (runId: string): RunMemory => {
     let memory = runs.get(runId);
-    if (memory) return memory;
+    if (memory) {
+      // Least recently used goes first: a live run is touched every call.
+      runs.delete(runId);
+      runs.set(runId, memory);
+      return memory;
+    }
     memory = {
       index: options.retrieval?.index(runId),
       digestIndex: perStep ? memoryTranscriptIndex() : undefined,
@@ -233,6 +247,13 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
         for (const [i, text] of options.pinned.entries())
           edits.push({ verb: 'pin', key: `pinned-${i}`, text, at: 'start' });
 
+      if (memory.readTo === 0 && window.pins.size > 0) {
+        // A run that comes back (a resume, another process): the pins its window holds are what
+        // this memory would have pinned, so nothing is re-pinned that did not change.
+        memory.lastDecisions = window.pins.get('decisions')?.text ?? '';
+        memory.lastWorking = window.pins.get('working-state')?.text ?? '';
+        memory.lastRecall = window.pins.get('recalled')?.text ?? '';
+      }
       const fresh = await readNewSteps(input, memory, misses, indexedChars);
       // Admit: a big result enters capped, once.
       const handles = { recall: offerRecall, search: Boolean(options.retrieval) && offerRecall };
@@ -392,9 +413,8 @@ async function readNewSteps(
     for (const entry of record.entries) {
       if (entry.kind === 'constraint') {
         memory.constraints.push(entry);
-        memory.constraintLines.push(`- step ${entry.step}: ${escapedPinned(entry.text)}`);
-      } else if (entry.kind === 'dead_end')
-        memory.ruledOutLines.push(`- step ${entry.step}: ${escapedPinned(entry.text)}`);
+        memory.constraintLines.push(entry);
+      } else if (entry.kind === 'dead_end') memory.ruledOutLines.push(entry);
     }
     entries.push(...record.entries);
   }
@@ -403,7 +423,7 @@ async function readNewSteps(
     // stays in the transcript, and recall({ step }) reads it.
     const indexed = entries.map((entry) =>
       entry.kind === 'tool_result' && entry.text.length > indexedChars
-        ? { ...entry, text: entry.text.slice(0, indexedChars) }
+        ? { ...entry, text: cutText(entry.text, 0, indexedChars) }
         : entry,
     );
     await memory.index.append(indexed);
@@ -430,7 +450,7 @@ function admissions(
       const tokens = input.countMessage({ role: 'user', content: [block] });
       if (tokens <= admit.maxResultTokens) return;
       const previewChars = (admit.previewTokens ?? 300) * 4;
-      const head = block.content.slice(0, previewChars);
+      const head = cutText(block.content, 0, previewChars);
       const closes = block.content.startsWith('<tool-output') ? '\n</tool-output>' : '';
       out.push({
         verb: 'admit',
@@ -503,8 +523,11 @@ async function summarized(
   summarize: Summarizer,
   from: { start: number; step: number },
   to: StepUnit,
+  readSteps = Number.POSITIVE_INFINITY,
 ): Promise<Compaction> {
-  const records = memory.records.slice(from.step - 1, to.step);
+  // A merge names the whole span but reads its newest steps only: what a digest lists is bounded
+  // (the newest failed calls, facts and calls), so reading from step 1 at every merge bought nothing.
+  const records = memory.records.slice(Math.max(from.step - 1, to.step - readSteps), to.step);
   const summary = await summarize({ records, steps: [from.step, to.step], signal: input.signal });
   if (typeof summary?.text !== 'string') throw new TypeError('the summarizer must return { text }');
   const edit: RangeEdit = {
@@ -538,7 +561,7 @@ async function mergeDigests(
   if (digestTokens <= digestBudget) return undefined;
   const last = to ?? (memory.units[tail.steps[1] - 1] as StepUnit | undefined);
   if (!last) return undefined;
-  return summarized(input, memory, summarize, { start: head.from, step: head.steps[0] }, last);
+  return summarized(input, memory, summarize, { start: head.from, step: head.steps[0] }, last, mergedSteps);
 }
 
 /** The oldest live steps, compacted until the projected window is at the low-water mark. */
@@ -600,13 +623,16 @@ async function compact(
 /** The pinned decisions: every dead end and every constraint the user gave, never summarized. */
 function decisionsText(memory: RunMemory): string {
   if (memory.ruledOutLines.length === 0 && memory.constraintLines.length === 0) return '';
-  return digestPinned(memory.constraintLines, memory.ruledOutLines);
-}
-
-function digestPinned(constraints: string[], ruledOut: string[]): string {
+  // Bounded like a digest: one line per failed call, the newest 20; a run that keeps failing does
+  // not grow its pin (the rest are in the transcript, and recall finds them).
+  const constraints = newestDistinct(memory.constraintLines, maxRuledOutLines);
+  const ruledOut = newestDistinct(memory.ruledOutLines, maxRuledOutLines);
+  const line = (entry: TranscriptEntry) => `- step ${entry.step}: ${escapedPinned(entry.text)}`;
   const out = ['<context-pinned trust="untrusted">'];
-  if (constraints.length > 0) out.push('Constraints the user gave:', ...constraints);
-  if (ruledOut.length > 0) out.push('Ruled out (failed; do not retry):', ...ruledOut);
+  if (constraints.kept.length > 0) out.push('Constraints the user gave:', ...constraints.kept.map(line));
+  if (constraints.dropped > 0) out.push(`(${constraints.dropped} earlier constraints not listed)`);
+  if (ruledOut.kept.length > 0) out.push('Ruled out (failed; do not retry):', ...ruledOut.kept.map(line));
+  if (ruledOut.dropped > 0) out.push(`(${ruledOut.dropped} earlier failed calls not listed)`);
   out.push('</context-pinned>');
   return out.join('\n');
 }

@@ -102,7 +102,10 @@ export function contextEditProblem(edit: unknown, transcript: readonly Message[]
       if (!isIndex(e.message)) return 'message must be an index';
       if (transcript[e.message as number]?.role !== 'assistant')
         return `message ${String(e.message)} is not an assistant message`;
-      return undefined;
+      // The newest turn's thinking goes back with its tool results (Anthropic refuses it otherwise).
+      for (let i = transcript.length - 1; i > (e.message as number); i--)
+        if (transcript[i]?.role === 'assistant') return undefined;
+      return `message ${String(e.message)} is the newest assistant turn, whose thinking must be sent`;
     }
     case 'pin':
       if (typeof e.key !== 'string' || e.key === '') return 'key must be a non-empty string';

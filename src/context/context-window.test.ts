@@ -130,9 +130,12 @@ describe('ContextWindow', () => {
               window.apply(edit);
               applied.push(edit);
             } catch (error) {
-              // Only a partial overlap is refused, and it is refused with a labeled error.
+              // Only a partial overlap, or dropping the newest turn's thinking, is refused, labeled.
               expect(isReinsError(error)).toBe(true);
-              expect((error as Error).message).toMatch(/overlaps/);
+              if (edit.verb === 'drop-thinking') {
+                expect(edit.message).toBe(2 * steps - 1);
+                expect((error as Error).message).toMatch(/newest assistant turn/);
+              } else expect((error as Error).message).toMatch(/overlaps/);
             }
             const shown = window.render();
             expect(pairingProblems(shown.messages)).toEqual([]);

@@ -124,11 +124,10 @@ export class ContextWindow {
         this.#derived.delete(edit.message);
         break;
       case 'pin':
+        // Pinning a key again replaces its text in place: the pins keep the order they were first
+        // pinned in, however often each is refreshed (a resumed policy re-pins them all).
         if (edit.text === '') this.#pins.delete(edit.key);
-        else {
-          this.#pins.delete(edit.key);
-          this.#pins.set(edit.key, edit);
-        }
+        else this.#pins.set(edit.key, edit);
         this.#pinsChanged = true;
         break;
     }

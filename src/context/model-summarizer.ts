@@ -3,7 +3,8 @@ import { textOf } from '../model/content.js';
 import { emptyUsage, type Model } from '../model/model.js';
 import { approxTokenEstimator } from '../tokens/token-estimator.js';
 import type { StepRecord } from './step-entries.js';
-import { digestText, type Summarizer } from './structured-digest.js';
+import { digestText, maxRuledOutLines, newestDistinct, type Summarizer } from './structured-digest.js';
+import type { TranscriptEntry } from './transcript-index.js';
 
 export interface ModelSummarizerOptions {
   /** The model that compresses (a cheap one is usually enough). Pin its id: a summary is part of the run. */
@@ -76,40 +77,42 @@ function parseSummary(text: string): z.infer<typeof summarySchema> | undefined {
   }
 }
 
-/** The model's summary, with every dead end and constraint it left out added back from the entries. */
+/**
+ * The summary as the window shows it. What failed and what the user required come from the entries,
+ * never from the model: a summary cannot file a failed call as a success or put its own words under
+ * the user's name. The model's items follow, labeled as its notes.
+ */
 function summaryText(
   summary: z.infer<typeof summarySchema>,
   records: readonly StepRecord[],
   steps: [number, number],
 ): string {
-  const said = [...summary.deadEnds, ...summary.constraints, ...summary.decisions, ...summary.facts].join(
-    '\n',
-  );
-  const deadEnds = [...summary.deadEnds];
-  const constraints = [...summary.constraints];
+  const deadEnds: TranscriptEntry[] = [];
+  const constraints: TranscriptEntry[] = [];
   for (const record of records)
     for (const entry of record.entries) {
-      if (entry.kind !== 'dead_end' && entry.kind !== 'constraint') continue;
-      // Named by its call (tool and input), as the entry starts; a paraphrase that drops it gets it back.
-      const head = entry.text.split(' failed:')[0] as string;
-      if (said.includes(head)) continue;
-      (entry.kind === 'dead_end' ? deadEnds : constraints).push(`step ${entry.step}: ${entry.text}`);
+      if (entry.kind === 'dead_end') deadEnds.push(entry);
+      else if (entry.kind === 'constraint') constraints.push(entry);
     }
+  const escape = (text: string) => text.replace(/<\/?context-digest/gi, (tag) => tag.replace('<', '&lt;'));
   const lines = [
     `<context-digest steps="${steps[0]}-${steps[1]}" trust="untrusted">`,
-    `A model summarized steps ${steps[0]}–${steps[1]}; reins added back any dead end or constraint it left out. The full steps stay in the transcript.`,
+    `A model summarized steps ${steps[0]}–${steps[1]}; what failed and what the user required are listed by reins from the steps themselves. The full steps stay in the transcript.`,
   ];
-  const section = (title: string, items: readonly string[]) => {
-    if (items.length === 0) return;
-    lines.push(
-      title,
-      ...items.map((item) => `- ${item.replace(/<\/?context-digest/gi, (tag) => tag.replace('<', '&lt;'))}`),
-    );
+  const entrySection = (title: string, entries: readonly TranscriptEntry[]) => {
+    const { kept, dropped } = newestDistinct(entries, maxRuledOutLines);
+    if (kept.length === 0) return;
+    lines.push(title, ...kept.map((entry) => `- step ${entry.step}: ${escape(entry.text)}`));
+    if (dropped > 0) lines.push(`(${dropped} earlier not listed; recall({ query }) finds them)`);
   };
-  section('Ruled out (failed; do not retry):', deadEnds);
-  section('Constraints the user gave:', constraints);
-  section('Facts:', summary.facts);
-  section('Decisions:', summary.decisions);
+  entrySection('Ruled out (failed; do not retry):', deadEnds);
+  entrySection('Constraints the user gave:', constraints);
+  const notes = [...summary.decisions, ...summary.facts, ...summary.deadEnds, ...summary.constraints];
+  if (notes.length > 0)
+    lines.push(
+      "The summarizer's notes (its words, not the user's):",
+      ...notes.map((item) => `- ${escape(item)}`),
+    );
   lines.push('</context-digest>');
   return lines.join('\n');
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type AnyTool, defineTool } from '../tools/define-tool.js';
 import type { ContextMiss } from './context-policy.js';
+import { cutText } from './step-entries.js';
 import type { TranscriptEntry, TranscriptIndex } from './transcript-index.js';
 
 export interface RecallToolOptions {
@@ -56,8 +57,11 @@ export function recallTool(options: RecallToolOptions): AnyTool {
         const whole = entries
           .map((entry) => `[step ${entry.step}, ${entry.tool ?? 'tool'}]\n${entry.text}`)
           .join('\n\n');
-        const from = Math.min(offset ?? 0, whole.length);
-        const page = whole.slice(from, from + pageChars);
+        let from = Math.min(offset ?? 0, whole.length);
+        // An offset on the second half of a surrogate pair starts after it (the page before ended before it).
+        const code = whole.charCodeAt(from);
+        if (from > 0 && code >= 0xdc00 && code <= 0xdfff) from++;
+        const page = cutText(whole, from, from + pageChars);
         const next = from + page.length;
         return next < whole.length
           ? `${page}\n[characters ${from}–${next} of ${whole.length}; recall({ step: ${step}, offset: ${next} }) for more]`
@@ -78,7 +82,7 @@ export function recallTool(options: RecallToolOptions): AnyTool {
       return hits
         .map(
           (hit) =>
-            `- step ${hit.step} (${hit.kind}${hit.tool ? `, ${hit.tool}` : ''}): ${hit.text.slice(0, 600)}`,
+            `- step ${hit.step} (${hit.kind}${hit.tool ? `, ${hit.tool}` : ''}): ${cutText(hit.text, 0, 600)}`,
         )
         .join('\n');
     },

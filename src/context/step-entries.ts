@@ -85,11 +85,38 @@ export function idsIn(text: string, limit = 8): string[] {
 
 const maxLine = 160;
 
+/**
+ * `text.slice(from, to)` without splitting a surrogate pair: a cut that would end on the first
+ * half of one ends before it, and one that would start on the second half starts after it (a lone
+ * surrogate is not valid UTF-8, and providers refuse it).
+ */
+export function cutText(text: string, from: number, to: number = text.length): string {
+  let start = Math.max(0, from);
+  let end = Math.min(text.length, to);
+  if (
+    start > 0 &&
+    start < text.length &&
+    isLowSurrogate(text.charCodeAt(start)) &&
+    isHighSurrogate(text.charCodeAt(start - 1))
+  )
+    start++;
+  if (end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+  return end <= start ? '' : text.slice(start, end);
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
 /** The first `max` characters of a one-line rendering of `text`. */
 export function oneLine(text: string, max = maxLine): string {
   // Only the head can show: flatten what fits (whitespace runs shrink, so take twice the room).
-  const flat = (text.length > max * 2 ? text.slice(0, max * 2) : text).replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  const flat = (text.length > max * 2 ? cutText(text, 0, max * 2) : text).replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${cutText(flat, 0, max - 1)}…`;
 }
 
 /** A call as a digest shows it: `tool({"a":1})`, its input capped. */

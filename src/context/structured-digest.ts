@@ -51,6 +51,7 @@ export function digestText(
   steps: [number, number],
   maxDecisions = 3,
   maxFacts = 6,
+  maxRuledOut = maxRuledOutLines,
 ): string {
   const deadEnds: TranscriptEntry[] = [];
   const constraints: TranscriptEntry[] = [];
@@ -73,8 +74,15 @@ export function digestText(
     lines.push(title);
     for (const entry of entries) lines.push(`- step ${entry.step}: ${escaped(entry.text)}`);
   };
-  section('Ruled out (failed; do not retry):', deadEnds);
-  section('Constraints the user gave:', constraints);
+  // One line per failed call however often it failed, the newest first kept: a digest of a run that
+  // keeps failing must not grow with it (the rest stay findable with recall).
+  const ruledOut = newestDistinct(deadEnds, maxRuledOut);
+  section('Ruled out (failed; do not retry):', ruledOut.kept);
+  if (ruledOut.dropped > 0)
+    lines.push(`(${ruledOut.dropped} earlier failed calls not listed; recall({ query }) finds them)`);
+  const given = newestDistinct(constraints, maxRuledOut);
+  section('Constraints the user gave:', given.kept);
+  if (given.dropped > 0) lines.push(`(${given.dropped} earlier constraints not listed)`);
   section('Facts:', facts.slice(-maxFacts));
   const kept = decisions.slice(-maxDecisions);
   if (decisions.length > kept.length)
@@ -82,6 +90,28 @@ export function digestText(
   section('Done:', kept);
   lines.push('</context-digest>');
   return lines.join('\n');
+}
+
+/** Failed calls and constraints a digest or a pin lists at most, the newest kept. */
+export const maxRuledOutLines = 20;
+
+/** The newest `max` entries with distinct texts, in step order, and how many distinct ones were left out. */
+export function newestDistinct(
+  entries: readonly TranscriptEntry[],
+  max: number,
+): { kept: TranscriptEntry[]; dropped: number } {
+  const seen = new Set<string>();
+  const kept: TranscriptEntry[] = [];
+  let dropped = 0;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i] as TranscriptEntry;
+    // The same call failing again says nothing new: its text without the step is the key.
+    if (seen.has(entry.text)) continue;
+    seen.add(entry.text);
+    if (kept.length < max) kept.push(entry);
+    else dropped++;
+  }
+  return { kept: kept.reverse(), dropped };
 }
 
 function escaped(text: string): string {

@@ -85,15 +85,19 @@ export async function prepareWindow(
 }
 
 /**
- * Where the cache breakpoint goes: the last message before the end pins (they change every call, so
- * caching them writes what is never read). None when the run turned caching off or chose its own.
+ * Where the cache breakpoint goes: the newest assistant turn. What follows it (the newest results,
+ * the end pins) changes every call, and a provider joins consecutive user messages into one turn
+ * (Anthropic), so a breakpoint on the results would land on the pins and write what is never read.
+ * The next call reads the prefix through this turn and writes its own increment. None when the run
+ * turned caching off, chose its own messages, or no turn has been answered yet.
  */
-function breakpointOf(prepared: PreparedCall, window: ContextWindow): number | undefined {
+function breakpointOf(prepared: PreparedCall, _window: ContextWindow): number | undefined {
   const cache = prepared.settings?.cache;
   if (cache === false || (cache && cache.messages !== undefined)) return undefined;
-  const endPinned = [...window.pins.values()].some((pin) => pin.at === 'end');
-  const index = prepared.messages.length - 1 - (endPinned ? 1 : 0);
-  return index >= 0 ? index : undefined;
+  const messages = prepared.messages;
+  for (let index = messages.length - 1; index >= 0; index--)
+    if (messages[index]?.role === 'assistant') return index;
+  return undefined;
 }
 
 async function applyChanges(state: LoopState, step: number, changes: ContextChanges): Promise<void> {
