@@ -5,6 +5,7 @@ import type { Model, ModelRequest } from '../model/index.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import { type ScriptStep, scriptedModel } from '../testing/scripted-model.js';
 import { defineTool } from '../tools/define-tool.js';
+import { replayTrace } from '../trace/replay.js';
 import { memoryTraceSink } from '../trace/sink.js';
 import { contextPolicy } from './cache-policy.js';
 import { modelSummarizer } from './model-summarizer.js';
@@ -90,6 +91,15 @@ describe('modelSummarizer', () => {
     const ownUsd = calls.reduce((sum, event) => sum + event.costUsd, 0);
     expect(result.billedTokens - own).toBe(requests.length * 460);
     expect(result.costUsd - ownUsd).toBeCloseTo((requests.length * (400 * 1 + 60 * 5)) / 1e6, 12);
+  });
+
+  it('a replay charges the summarizer’s recorded spend again and reproduces the run, budgets included', async () => {
+    const forgetful = JSON.stringify({ decisions: [], deadEnds: [], facts: [], constraints: [] });
+    const { result, sink } = await run(forgetful);
+    const replayed = await replayTrace(sink.events);
+    expect(replayed.matches).toBe(true);
+    expect(replayed.result.billedTokens).toBe(result.billedTokens);
+    expect(replayed.result.costUsd).toBeCloseTo(result.costUsd, 12);
   });
 
   it('an answer that is not the schema falls back to the structured digest, saying so', async () => {

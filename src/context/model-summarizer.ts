@@ -94,7 +94,7 @@ function summaryText(
       if (entry.kind === 'dead_end') deadEnds.push(entry);
       else if (entry.kind === 'constraint') constraints.push(entry);
     }
-  const escape = (text: string) => text.replace(/<\/?context-digest/gi, (tag) => tag.replace('<', '&lt;'));
+  const escaped = (text: string) => text.replace(/<\/?context-digest/gi, (tag) => tag.replace('<', '&lt;'));
   const lines = [
     `<context-digest steps="${steps[0]}-${steps[1]}" trust="untrusted">`,
     `A model summarized steps ${steps[0]}–${steps[1]}; what failed and what the user required are listed by reins from the steps themselves. The full steps stay in the transcript.`,
@@ -102,7 +102,7 @@ function summaryText(
   const entrySection = (title: string, entries: readonly TranscriptEntry[]) => {
     const { kept, dropped } = newestDistinct(entries, maxRuledOutLines);
     if (kept.length === 0) return;
-    lines.push(title, ...kept.map((entry) => `- step ${entry.step}: ${escape(entry.text)}`));
+    lines.push(title, ...kept.map((entry) => `- step ${entry.step}: ${escaped(entry.text)}`));
     if (dropped > 0) lines.push(`(${dropped} earlier not listed; recall({ query }) finds them)`);
   };
   entrySection('Ruled out (failed; do not retry):', deadEnds);
@@ -111,7 +111,7 @@ function summaryText(
   if (notes.length > 0)
     lines.push(
       "The summarizer's notes (its words, not the user's):",
-      ...notes.map((item) => `- ${escape(item)}`),
+      ...notes.map((item) => `- ${escaped(item)}`),
     );
   lines.push('</context-digest>');
   return lines.join('\n');

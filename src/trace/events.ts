@@ -144,6 +144,13 @@ export interface ContextWindowEvent extends Base {
   /** The message index the policy put a cache breakpoint on, when it placed one. */
   cacheBreakpoint?: number;
 }
+/** The context policy's own model calls (a summarizer): charged to the run, and again by a replay. */
+export interface ContextSpendEvent extends Base {
+  type: 'context-spend';
+  step: number;
+  model: string;
+  usage: Usage;
+}
 /** Something the window needed and did not have (a recall with no hit, a ruled-out approach repeated). */
 export interface ContextMissEvent extends Base {
   type: 'context-miss';
@@ -321,7 +328,8 @@ export type TraceEvent =
   | StepPrepareEvent
   | ContextEditEvent
   | ContextWindowEvent
-  | ContextMissEvent;
+  | ContextMissEvent
+  | ContextSpendEvent;
 
 /** An event before the loop stamps it with version, run id, sequence number and time. */
 export type TraceEventBody = TraceEvent extends infer E

@@ -11,7 +11,7 @@ import type { Outcome } from '../loop/outcome.js';
 import { runLoop } from '../loop/run-loop.js';
 import type { RunResult } from '../loop/run-result.js';
 import { assertRunState, type RunState, runStateVersion } from '../loop/run-state.js';
-import { emptyUsage, type Model, type ModelResponse } from '../model/model.js';
+import { emptyUsage, type Model, type ModelResponse, type Usage } from '../model/model.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import { approxTokenEstimator, PrefillCounter, type TokenEstimator } from '../tokens/token-estimator.js';
 import type {
@@ -377,6 +377,7 @@ function prepareFromTrace(events: readonly TraceEvent[], recorded: Model): Prepa
  */
 function contextFromTrace(events: readonly TraceEvent[]): ContextPolicy | undefined {
   const byStep = new Map<number, ContextEdit[]>();
+  const spentAt = new Map<number, { model: string; usage: Usage }>();
   let policy: string | undefined;
   let windowed = false;
   let cacheBreakpoint = false;
@@ -385,6 +386,7 @@ function contextFromTrace(events: readonly TraceEvent[]): ContextPolicy | undefi
       windowed = true;
       if (event.cacheBreakpoint !== undefined) cacheBreakpoint = true;
     }
+    if (event.type === 'context-spend') spentAt.set(event.step, { model: event.model, usage: event.usage });
     if (event.type !== 'context-edit') continue;
     policy ??= event.policy;
     let edits = byStep.get(event.step);
@@ -394,15 +396,18 @@ function contextFromTrace(events: readonly TraceEvent[]): ContextPolicy | undefi
     }
     edits.push(event.edit);
   }
-  if (!windowed && byStep.size === 0) return undefined;
+  if (!windowed && byStep.size === 0 && spentAt.size === 0) return undefined;
   return {
     name: policy ?? 'replay',
     cacheBreakpoint,
     prepare: ({ step }) => {
       const edits = byStep.get(step);
+      const spent = spentAt.get(step);
       // Each step's edits apply once: a resumed segment re-running a step does not apply them twice.
       byStep.delete(step);
-      return edits ? { edits } : undefined;
+      spentAt.delete(step);
+      if (!edits && !spent) return undefined;
+      return { ...(edits ? { edits } : {}), ...(spent ? { spent } : {}) };
     },
   };
 }

@@ -119,6 +119,10 @@ async function applyChanges(state: LoopState, step: number, changes: ContextChan
     if (usage === undefined || typeof spent?.model !== 'string')
       fail('spent must be { model, usage } with token counts ≥ 0');
     charge(state, spent.model, usage as NonNullable<typeof usage>);
+    if (trace.on) {
+      const written = trace.emit({ type: 'context-spend', step, model: spent.model, usage: usage as Usage });
+      if (written) await written;
+    }
   }
   for (const edit of edits ?? []) {
     const tokensBefore = window.measure();
