@@ -50,9 +50,9 @@ function isId(word: string): boolean {
   return word.includes('id') && keyShape.test(word);
 }
 /** Characters that end a word: whitespace and the punctuation around ids in prose and JSON. */
-const separators = new Set([
-  9, 10, 11, 12, 13, 32, 44, 59, 40, 41, 91, 93, 123, 125, 34, 39, 60, 62, 46, 33, 63,
-]);
+const separators = new Uint8Array(128);
+for (const code of [9, 10, 11, 12, 13, 32, 44, 59, 40, 41, 91, 93, 123, 125, 34, 39, 60, 62, 46, 33, 63])
+  separators[code] = 1;
 
 /** How far into a result ids are looked for: they come early (a record's key), and the scan must stay cheap. */
 const idScanChars = 2_000;
@@ -68,7 +68,7 @@ export function idsIn(text: string, limit = 8): string[] {
   let candidate = false;
   for (let i = 0; i <= end; i++) {
     const code = i < end ? text.charCodeAt(i) : 32;
-    if (separators.has(code)) {
+    if (code < 128 && separators[code] === 1) {
       if (candidate && i - start >= 3) {
         const word = text.slice(start, i);
         if (isId(word)) {
@@ -119,17 +119,6 @@ export function oneLine(text: string, max = maxLine): string {
   return flat.length <= max ? flat : `${cutText(flat, 0, max - 1)}…`;
 }
 
-/** A call as a digest shows it: `tool({"a":1})`, its input capped. */
-function shownCall(call: ToolUseBlock): string {
-  let input: string;
-  try {
-    input = canonicalJson(call.input ?? null);
-  } catch {
-    input = call.inputText ?? '?';
-  }
-  return `${call.name}(${oneLine(input, 120)})`;
-}
-
 /**
  * The entries of one step, read from the transcript: each failed call is a `dead_end`, each
  * successful one a `decision` (what was called and the head of what came back) and a
@@ -164,7 +153,8 @@ export function recordOfStep(transcript: readonly Message[], unit: StepUnit): St
       const name = call?.name ?? 'tool';
       const key = callKey(name, call?.input);
       record.calls.push(key);
-      const shown = call ? shownCall(call) : name;
+      // The key is `name:json`; the call is shown from the same JSON (one serialization, not two).
+      const shown = call ? `${name}(${oneLine(key.slice(name.length + 1), 120)})` : name;
       if (block.isError) {
         record.deadEnds.push(key);
         record.entries.push({
