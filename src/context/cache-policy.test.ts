@@ -141,6 +141,33 @@ describe('contextPolicy', () => {
     expect(misses).toContain('repeated_dead_end');
   });
 
+  it('a run’s end lets the policy go of it: the index its factory opened is closed, and a second run starts clean', async () => {
+    let opened = 0;
+    let closed = 0;
+    const policy = contextPolicy({
+      budgetTokens: 4_000,
+      compaction: 'retrieve',
+      retrieval: {
+        index: () => {
+          opened++;
+          return Object.assign(memoryTranscriptIndex(), { close: () => void closed++ });
+        },
+      },
+    });
+    for (const runId of ['first', 'second']) {
+      const run = await runAgent({
+        model: scriptedModel([call('a'), { text: 'done' }]),
+        input: 'go',
+        tools: [probe],
+        runId,
+        context: policy,
+        clock: fakeClock(),
+      });
+      expect(run.outcome.kind).toBe('answered');
+    }
+    expect([opened, closed]).toEqual([2, 2]);
+  });
+
   it('a replay sends the same windows from the recorded edits', async () => {
     const turns: ScriptStep[] = [];
     for (let i = 1; i <= 25; i++) turns.push(call(`t${i}`, i === 4 ? { fail: true } : {}));

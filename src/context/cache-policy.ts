@@ -86,6 +86,11 @@ export interface ContextPolicyOptions {
     /** @default true */
     tool?: boolean;
     /**
+     * Close the run's index (`close()`, when it has one) when the run ends: a factory that opens an
+     * index per run leaks nothing. A factory returning one shared index sets this false. @default true
+     */
+    closeOnEnd?: boolean;
+    /**
      * Characters of each tool result that go into the index: its head (ids, errors, subjects). The
      * whole result stays in the transcript and `recall({ step })` reads it. @default 2_000
      */
@@ -235,6 +240,13 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
     name: `context-${mode}`,
     tools,
     cacheBreakpoint: options.cacheBreakpoint ?? true,
+    end(runId) {
+      const memory = runs.get(runId);
+      runs.delete(runId);
+      // A durable index the factory opened for this run is closed with it.
+      const index = memory?.index as { close?: () => unknown } | undefined;
+      if (options.retrieval?.closeOnEnd !== false && typeof index?.close === 'function') index.close();
+    },
     pin(runId, key, text, at = 'end') {
       memoryOf(runId).pending.push({ verb: 'pin', key, text, at });
     },

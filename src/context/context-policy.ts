@@ -1,3 +1,4 @@
+import type { Outcome } from '../loop/outcome.js';
 import type { Message } from '../model/content.js';
 import type { ToolDefinition, Usage } from '../model/model.js';
 import type { AnyTool } from '../tools/define-tool.js';
@@ -65,4 +66,9 @@ export interface ContextPolicy {
    */
   readonly cacheBreakpoint?: boolean;
   prepare(input: ContextPolicyInput): ContextChanges | undefined | Promise<ContextChanges | undefined>;
+  /**
+   * Called once when a run ends, however it ends (a paused run too): what the policy kept for it can
+   * go. A run that comes back (a resume) is prepared again from its transcript. Errors are ignored.
+   */
+  end?(runId: string, outcome: Outcome): void | Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { abortCauseOf } from '../abort.js';
+import { guard } from '../boundary.js';
 import type { LoopState } from '../loop-state.js';
 import type { BudgetPhase, Outcome } from '../outcome.js';
 import type { RunResult } from '../run-result.js';
@@ -41,8 +42,26 @@ export async function finish(state: LoopState, outcome: Outcome): Promise<RunRes
     return await finishWrites(state, outcome);
   } finally {
     release(state);
+    endPolicy(state, outcome);
   }
 }
+
+/**
+ * Tells the context policy the run ended, so it can let go of what it kept for it (a resumed run
+ * reads its transcript again). Inside the boundary: a policy that throws here changes nothing.
+ */
+function endPolicy(state: LoopState, outcome: Outcome): void {
+  const end = state.setup.context?.end;
+  if (!end) return;
+  const ended = guard(
+    'context_policy',
+    () => end.call(state.setup.context, state.setup.runId, outcome),
+    neverAborted,
+  );
+  if (ended instanceof Promise) ended.then(undefined, () => {});
+}
+
+const neverAborted = new AbortController().signal;
 
 async function finishWrites(state: LoopState, outcome: Outcome): Promise<RunResult> {
   await settleClaim(state);
