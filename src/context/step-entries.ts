@@ -119,6 +119,15 @@ export function oneLine(text: string, max = maxLine): string {
   return flat.length <= max ? flat : `${cutText(flat, 0, max - 1)}…`;
 }
 
+/** A short hash (FNV-1a) of a block's head and length: cheap, and the same for the same block. */
+function blockFingerprint(block: { type: string; text?: string; content?: string }): string {
+  const text = block.type === 'text' ? (block.text ?? '') : (block.content ?? '');
+  let hash = 0x811c9dc5 ^ text.length;
+  const end = Math.min(text.length, 256);
+  for (let i = 0; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(36);
+}
+
 /**
  * The entries of one step, read from the transcript: each failed call is a `dead_end`, each
  * successful one a `decision` (what was called and the head of what came back) and a
@@ -135,7 +144,9 @@ export function recordOfStep(transcript: readonly Message[], unit: StepUnit): St
     const message = transcript[index];
     if (message?.role !== 'user') continue;
     message.content.forEach((block, blockIndex) => {
-      const id = `m${index}.b${blockIndex}`;
+      // The position names the entry, and a fingerprint of what the block holds tells a new run that
+      // reuses a run id from the old one in a durable index; a resume re-reads the same text, same id.
+      const id = `m${index}.b${blockIndex}.${blockFingerprint(block)}`;
       if (block.type === 'text') {
         // A user turn mid-run (a correction, a new limit) is load-bearing.
         if (block.text.trim() !== '')

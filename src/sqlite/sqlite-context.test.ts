@@ -91,4 +91,31 @@ describe('a context policy on the durable stores', () => {
     expect(recalled?.type === 'tool_result' && recalled.content).toContain('zone-4');
     reopened.close();
   });
+
+  it('a new run that reuses a run id indexes its own steps beside the old run’s in the same file', async () => {
+    const transcripts = join(dir, 'reused.db');
+    const run = async (area: string, recall: string) => {
+      const model = scriptedModel([
+        { toolCalls: [{ name: 'probe', input: { area } }] },
+        { toolCalls: [{ name: 'probe', input: { area: 'other' } }] },
+        { toolCalls: [{ name: 'recall', input: { query: recall } }] },
+        { text: 'done' },
+      ]);
+      const result = await runAgent({
+        model,
+        input: 'Survey.',
+        tools: [probe],
+        runId: 'reused-id',
+        context: contextPolicy({
+          budgetTokens: 50_000,
+          retrieval: { index: (runId) => sqliteTranscriptIndex(transcripts, { runId }) },
+        }),
+        clock: fakeClock(),
+      });
+      const found = result.state.messages.at(-2)?.content.find((block) => block.type === 'tool_result');
+      return found?.type === 'tool_result' ? found.content : '';
+    };
+    expect(await run('alpha', 'alpha')).toContain('alpha');
+    expect(await run('beta', 'beta')).toContain('beta');
+  });
 });
