@@ -9,6 +9,7 @@ import { fakeClock } from '../testing/fake-clock.js';
 import { type ScriptStep, scriptedModel } from '../testing/scripted-model.js';
 import { approxTokenEstimator, PrefillCounter } from '../tokens/token-estimator.js';
 import { defineTool } from '../tools/define-tool.js';
+import { ToolError } from '../tools/tool-error.js';
 import { memoryTraceSink } from '../trace/sink.js';
 import { contextPolicy } from './cache-policy.js';
 import { ContextWindow } from './context-window.js';
@@ -167,6 +168,39 @@ describe('reins/context, after the audit', () => {
     expect(text).toContain('probe({"fail":true,"n":2}) failed');
     expect(text.split("The summarizer's notes")[0]).not.toContain('attacker@evil.example');
     expect(text).not.toMatch(/Constraints the user gave:\n- the user allows/);
+  });
+
+  it('a call failing for now (ToolError retry, a timeout) is not ruled out, and trying it again is no miss', async () => {
+    let calls = 0;
+    const flaky = defineTool({
+      name: 'flaky',
+      description: 'Sometimes busy.',
+      effect: 'read',
+      input: z.object({ q: z.string() }),
+      execute: () => {
+        calls++;
+        if (calls === 1) throw new ToolError('busy, try again', { code: 'busy', retry: 'yes' });
+        return 'fine';
+      },
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'flaky', input: { q: 'x' } }] },
+      { toolCalls: [{ name: 'flaky', input: { q: 'x' } }] },
+      { toolCalls: [{ name: 'probe', input: { n: 1 } }] },
+      { text: 'done' },
+    ]);
+    const sink = memoryTraceSink();
+    await runAgent({
+      model,
+      input: 'go',
+      tools: [flaky, probe],
+      context: contextPolicy({ budgetTokens: 50_000, pinDecisions: true }),
+      trace: sink,
+      clock: fakeClock(),
+    });
+    expect(sink.events.filter((event) => event.type === 'context-miss')).toEqual([]);
+    const last = JSON.stringify((model.calls.at(-1) as ModelRequest).messages);
+    expect(last).not.toContain('Ruled out');
   });
 
   it('cuts never split a surrogate pair, and a policy may not drop the newest turn’s thinking', () => {

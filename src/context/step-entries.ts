@@ -166,6 +166,19 @@ export function recordOfStep(transcript: readonly Message[], unit: StepUnit): St
       record.calls.push(key);
       // The key is `name:json`; the call is shown from the same JSON (one serialization, not two).
       const shown = call ? `${name}(${oneLine(key.slice(name.length + 1), 120)})` : name;
+      if (block.isError && transientFailure(block.content)) {
+        // Failing for now (a timeout, a 503, a ToolError that says retry) rules nothing out.
+        record.entries.push({
+          id: `${id}.decision`,
+          step: unit.step,
+          kind: 'decision',
+          tool: name,
+          text: `${shown} failed for now (may work later): ${oneLine(block.content, 120)}`,
+          message: index,
+          untrusted: true,
+        });
+        return;
+      }
       if (block.isError) {
         record.deadEnds.push(key);
         record.entries.push({
@@ -213,6 +226,26 @@ export function recordOfStep(transcript: readonly Message[], unit: StepUnit): St
     });
   }
   return record;
+}
+
+const transientCodes: ReadonlySet<string> = new Set(['timeout', 'temporarily_unavailable', 'aborted']);
+
+/**
+ * Whether an error result says the call may work later: the loop's own error JSON names a
+ * transient code (a timeout, a 503, a stopped batch) or carries the tool's `retry: 'yes' | 'after'`.
+ */
+function transientFailure(content: string): boolean {
+  if (!content.startsWith('{"error":') || content.length > 4_000) return false;
+  try {
+    const error = (JSON.parse(content) as { error?: { code?: unknown; retry?: unknown } }).error;
+    return (
+      (typeof error?.code === 'string' && transientCodes.has(error.code)) ||
+      error?.retry === 'yes' ||
+      error?.retry === 'after'
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** A result's text without the untrusted-output delimiter the loop wraps it in. */

@@ -49,6 +49,11 @@ export interface PrepareStepContext {
   final: boolean;
   /** The full, append-only transcript. */
   messages: readonly Message[];
+  /**
+   * What this call sends as it stands: the context policy's window when the run has one (returning
+   * `messages` replaces it), else the transcript.
+   */
+  sending: readonly Message[];
   system: string;
   /** Every tool the run may offer. */
   tools: readonly ToolDefinition[];

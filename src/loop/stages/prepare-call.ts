@@ -62,6 +62,7 @@ async function askPrepareStep(
     step,
     final,
     messages: state.messages,
+    sending: prepared.messages,
     system: prepared.system,
     tools: prepared.tools,
     model: prepared.model,
