@@ -55,7 +55,7 @@ for (const code of [9, 10, 11, 12, 13, 32, 44, 59, 40, 41, 91, 93, 123, 125, 34,
   separators[code] = 1;
 
 /** How far into a result ids are looked for: they come early (a record's key), and the scan must stay cheap. */
-const idScanChars = 2_000;
+const idScanChars = 1_000;
 
 /**
  * Ids a text mentions, first seen first, at most `limit`. One pass over character codes: only a
