@@ -35,8 +35,7 @@ import {
   runContextBenchmark,
   textTable,
 } from '../dist/context/benchmark/index.js';
-import * as contextModule from '../dist/context/index.js';
-import { contextPolicy, type TranscriptIndex } from '../dist/context/index.js';
+import { contextPolicy, memoryTranscriptIndex } from '../dist/context/index.js';
 import { defineTool, runAgent } from '../dist/index.js';
 import { renderChartSvg } from '../dist/plot/index.js';
 import { type ScriptedTurn, scriptedModel } from '../dist/testing/index.js';
@@ -45,10 +44,6 @@ import { benchMeta, median, numberList, option } from './stats.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const self = fileURLToPath(import.meta.url);
 
-/** The in-memory transcript index, once `reins/context` has it. */
-const memoryIndex = (contextModule as Record<string, unknown>).memoryTranscriptIndex as
-  | (() => TranscriptIndex)
-  | undefined;
 
 // ------------------------------------------------------------------------------------ overhead
 const overheadConfigs = ['none', 'evict', 'summarize', 'retrieve'] as const;
@@ -64,10 +59,8 @@ const resultText = (k: number) =>
 function overheadPolicy(config: OverheadConfig) {
   const budgetTokens = post18BudgetTokens;
   if (config === 'none') return undefined;
-  if (config === 'retrieve') {
-    if (!memoryIndex) return null;
-    return contextPolicy({ budgetTokens, compaction: 'retrieve', retrieval: { index: () => memoryIndex() } });
-  }
+  if (config === 'retrieve')
+    return contextPolicy({ budgetTokens, compaction: 'retrieve', retrieval: { index: () => memoryTranscriptIndex() } });
   return contextPolicy({ budgetTokens, compaction: config });
 }
 
@@ -93,7 +86,6 @@ function overheadRun(config: OverheadConfig, steps: number): () => Promise<void>
   ];
   return async () => {
     const policy = overheadPolicy(config);
-    if (policy === null) throw new Error('no transcript index');
     const run = await runAgent({
       model: scriptedModel(turns, { recordCalls: false }),
       input: 'Survey every area of the service.',
@@ -167,8 +159,7 @@ interface OverheadRow {
 }
 
 async function overhead(rounds: number, stepsList: readonly number[]): Promise<OverheadRow[]> {
-  const configs = overheadConfigs.filter((config) => config !== 'retrieve' || memoryIndex);
-  const cells = configs.flatMap((config) => stepsList.map((steps) => ({ config, steps })));
+  const cells = overheadConfigs.flatMap((config) => stepsList.map((steps) => ({ config, steps })));
   const samples = new Map<string, number[]>(cells.map((cell) => [`${cell.config}@${cell.steps}`, []]));
   for (let round = 0; round < rounds; round++) {
     const order = cells.map((_, i) => cells[(i + round * 2) % cells.length] as (typeof cells)[number]);
@@ -210,7 +201,7 @@ async function parent(): Promise<void> {
   const started = performance.now();
 
   const figures = await runContextBenchmark({
-    ...(memoryIndex ? { index: () => memoryIndex() } : {}),
+    index: () => memoryTranscriptIndex(),
     seeds,
     onProgress: (line) => process.stderr.write(`  ${line}\n`),
   });
@@ -280,7 +271,6 @@ async function parent(): Promise<void> {
         ]),
     ),
   );
-  if (!memoryIndex) console.log('  (retrieve: no memoryTranscriptIndex in this build of reins/context)');
   console.log(`\n${barsTable(bars)}`);
   if (worstRow) console.log(`  worst policy overhead: ${worstRow.config}, ${worst.toFixed(1)} µs/step`);
 
@@ -321,7 +311,7 @@ async function parent(): Promise<void> {
             rounds,
             seeds: seedCount,
             parameters: figures.parameters,
-            retrieval: Boolean(memoryIndex),
+            retrieval: true,
           }),
         },
         null,

@@ -6,13 +6,7 @@ import {
   recallTable,
   runContextBenchmark,
 } from '../context/benchmark/index.js';
-import * as contextModule from '../context/index.js';
-import type { TranscriptIndex } from '../context/transcript-index.js';
-
-/** The in-memory transcript index, where this build of reins/context has it. */
-const memoryIndex = (contextModule as Record<string, unknown>).memoryTranscriptIndex as
-  | (() => TranscriptIndex)
-  | undefined;
+import { memoryTranscriptIndex } from '../context/memory-transcript-index.js';
 
 /**
  * `reins bench context`: the bill by run length per context policy, the seeds' arithmetic
@@ -22,7 +16,7 @@ const memoryIndex = (contextModule as Record<string, unknown>).memoryTranscriptI
  */
 export async function benchContext(json: boolean): Promise<number> {
   const figures = await runContextBenchmark({
-    ...(memoryIndex ? { index: () => memoryIndex() } : {}),
+    index: () => memoryTranscriptIndex(),
     onProgress: (line) => {
       if (!json) process.stderr.write(`  ${line}\n`);
     },
