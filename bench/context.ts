@@ -44,7 +44,6 @@ import { benchMeta, median, numberList, option } from './stats.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const self = fileURLToPath(import.meta.url);
 
-
 // ------------------------------------------------------------------------------------ overhead
 const overheadConfigs = ['none', 'evict', 'summarize', 'retrieve'] as const;
 type OverheadConfig = (typeof overheadConfigs)[number];
@@ -60,7 +59,11 @@ function overheadPolicy(config: OverheadConfig) {
   const budgetTokens = post18BudgetTokens;
   if (config === 'none') return undefined;
   if (config === 'retrieve')
-    return contextPolicy({ budgetTokens, compaction: 'retrieve', retrieval: { index: () => memoryTranscriptIndex() } });
+    return contextPolicy({
+      budgetTokens,
+      compaction: 'retrieve',
+      retrieval: { index: () => memoryTranscriptIndex() },
+    });
   return contextPolicy({ budgetTokens, compaction: config });
 }
 

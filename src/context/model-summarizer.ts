@@ -3,7 +3,13 @@ import { textOf } from '../model/content.js';
 import { emptyUsage, type Model } from '../model/model.js';
 import { approxTokenEstimator } from '../tokens/token-estimator.js';
 import type { StepRecord } from './step-entries.js';
-import { digestText, maxRuledOutLines, newestDistinct, type Summarizer } from './structured-digest.js';
+import {
+  digestText,
+  escapeTag,
+  maxRuledOutLines,
+  newestDistinct,
+  type Summarizer,
+} from './structured-digest.js';
 import type { TranscriptEntry } from './transcript-index.js';
 
 export interface ModelSummarizerOptions {
@@ -94,7 +100,7 @@ function summaryText(
       if (entry.kind === 'dead_end') deadEnds.push(entry);
       else if (entry.kind === 'constraint') constraints.push(entry);
     }
-  const escaped = (text: string) => text.replace(/<\/?context-digest/gi, (tag) => tag.replace('<', '&lt;'));
+  const escaped = (text: string) => escapeTag(text, 'context-digest');
   const lines = [
     `<context-digest steps="${steps[0]}-${steps[1]}" trust="untrusted">`,
     `A model summarized steps ${steps[0]}–${steps[1]}; what failed and what the user required are listed by reins from the steps themselves. The full steps stay in the transcript.`,

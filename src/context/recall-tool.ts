@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type AnyTool, defineTool } from '../tools/define-tool.js';
 import type { ContextMiss } from './context-policy.js';
-import { cutText } from './step-entries.js';
+import { codePointStart, cutText } from './step-entries.js';
 import type { TranscriptEntry, TranscriptIndex } from './transcript-index.js';
 
 export interface RecallToolOptions {
@@ -57,10 +57,8 @@ export function recallTool(options: RecallToolOptions): AnyTool {
         const whole = entries
           .map((entry) => `[step ${entry.step}, ${entry.tool ?? 'tool'}]\n${entry.text}`)
           .join('\n\n');
-        let from = Math.min(offset ?? 0, whole.length);
         // An offset on the second half of a surrogate pair starts after it (the page before ended before it).
-        const code = whole.charCodeAt(from);
-        if (from > 0 && code >= 0xdc00 && code <= 0xdfff) from++;
+        const from = codePointStart(whole, Math.min(offset ?? 0, whole.length));
         const page = cutText(whole, from, from + pageChars);
         const next = from + page.length;
         return next < whole.length

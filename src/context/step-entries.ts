@@ -1,4 +1,5 @@
 import { canonicalJson } from '../controls/canonical-json.js';
+import { undelimited } from '../loop/dispatch/size-result.js';
 import type { Message, ToolUseBlock } from '../model/content.js';
 import type { TranscriptEntry } from './transcript-index.js';
 
@@ -91,17 +92,21 @@ const maxLine = 160;
  * surrogate is not valid UTF-8, and providers refuse it).
  */
 export function cutText(text: string, from: number, to: number = text.length): string {
-  let start = Math.max(0, from);
+  const start = codePointStart(text, from);
   let end = Math.min(text.length, to);
-  if (
-    start > 0 &&
+  if (end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+  return end <= start ? '' : text.slice(start, end);
+}
+
+/** `index`, or the one after it when it falls on the second half of a surrogate pair. */
+export function codePointStart(text: string, index: number): number {
+  const start = Math.max(0, index);
+  return start > 0 &&
     start < text.length &&
     isLowSurrogate(text.charCodeAt(start)) &&
     isHighSurrogate(text.charCodeAt(start - 1))
-  )
-    start++;
-  if (end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
-  return end <= start ? '' : text.slice(start, end);
+    ? start + 1
+    : start;
 }
 
 function isHighSurrogate(code: number): boolean {
@@ -186,13 +191,13 @@ export function recordOfStep(transcript: readonly Message[], unit: StepUnit): St
           step: unit.step,
           kind: 'dead_end',
           tool: name,
-          text: `${shown} failed: ${oneLine(withoutDelimiter(block.content))}`,
+          text: `${shown} failed: ${oneLine(undelimited(block.content))}`,
           message: index,
           untrusted: true,
         });
         return;
       }
-      const content = withoutDelimiter(block.content);
+      const content = undelimited(block.content);
       record.entries.push({
         id: `${id}.decision`,
         step: unit.step,
@@ -246,12 +251,4 @@ function transientFailure(content: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** A result's text without the untrusted-output delimiter the loop wraps it in. */
-function withoutDelimiter(content: string): string {
-  if (!content.startsWith('<tool-output')) return content;
-  const open = content.indexOf('>\n');
-  const close = content.lastIndexOf('\n</tool-output>');
-  return open === -1 || close === -1 || close < open ? content : content.slice(open + 2, close);
 }

@@ -1,3 +1,4 @@
+import type { Usage } from '../model/model.js';
 import type { StepRecord } from './step-entries.js';
 import type { TranscriptEntry } from './transcript-index.js';
 
@@ -12,7 +13,7 @@ export interface SummarizeInput {
 /** A digest: the text the window shows in place of the steps, and the model spend it took (if any). */
 export interface Summary {
   text: string;
-  spent?: { model: string; usage: import('../model/model.js').Usage };
+  spent?: { model: string; usage: Usage };
 }
 
 /**
@@ -115,5 +116,10 @@ export function newestDistinct(
 }
 
 function escaped(text: string): string {
-  return text.replace(/<\/?context-digest/gi, (tag) => tag.replace('<', '&lt;'));
+  return escapeTag(text, 'context-digest');
+}
+
+/** `text` with every opening or closing `tag` in it escaped, so quoted text cannot close a block early. */
+export function escapeTag(text: string, tag: string): string {
+  return text.replace(new RegExp(`<\\/?${tag}`, 'gi'), (found) => found.replace('<', '&lt;'));
 }

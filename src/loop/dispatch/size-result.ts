@@ -83,6 +83,22 @@ export function delimitUntrusted(tool: string, text: string): string {
   return `<tool-output tool="${tool}" trust="untrusted">\n${text.replace(/<\/?tool-output/gi, (tag) => tag.replace('<', '&lt;'))}\n</tool-output>`;
 }
 
+/** Whether `text` is wrapped by {@link delimitUntrusted}. */
+export function isDelimited(text: string): boolean {
+  return text.startsWith('<tool-output');
+}
+
+/**
+ * What {@link delimitUntrusted} wrapped, without the wrapper (look-alike tags inside stay escaped);
+ * any other text as it is.
+ */
+export function undelimited(text: string): string {
+  if (!isDelimited(text)) return text;
+  const open = text.indexOf('>\n');
+  const close = text.lastIndexOf('\n</tool-output>');
+  return open === -1 || close === -1 || close < open ? text : text.slice(open + 2, close);
+}
+
 /** The strings and numbers of a value; with `keys`, object keys too (a secret may be a key). */
 function primitivesOf(value: unknown, out: unknown[], keys = false): unknown[] {
   if (typeof value === 'string' || typeof value === 'number') out.push(value);

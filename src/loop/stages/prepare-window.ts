@@ -57,7 +57,7 @@ export async function prepareWindow(
   const shown = window.render();
   prepared.messages = shown.messages;
   prepared.contextTokens = fixedTokens + shown.tokens;
-  const breakpoint = policy?.cacheBreakpoint ? breakpointOf(prepared, window) : undefined;
+  const breakpoint = policy?.cacheBreakpoint ? breakpointOf(prepared) : undefined;
   if (breakpoint !== undefined) {
     const cache = prepared.settings?.cache;
     prepared.settings = mergeSettings(prepared.settings, {
@@ -91,7 +91,7 @@ export async function prepareWindow(
  * The next call reads the prefix through this turn and writes its own increment. None when the run
  * turned caching off, chose its own messages, or no turn has been answered yet.
  */
-function breakpointOf(prepared: PreparedCall, _window: ContextWindow): number | undefined {
+function breakpointOf(prepared: PreparedCall): number | undefined {
   const cache = prepared.settings?.cache;
   if (cache === false || (cache && cache.messages !== undefined)) return undefined;
   const messages = prepared.messages;

@@ -1,0 +1,87 @@
+import type { ContextEdit, RangeEdit } from './context-edit.js';
+import type { ContextPolicyInput } from './context-policy.js';
+import type { RunMemory } from './run-memory.js';
+import { oneLine, type StepRecord } from './step-entries.js';
+import { digestText, escapeTag, maxRuledOutLines, newestDistinct } from './structured-digest.js';
+import type { TranscriptEntry } from './transcript-index.js';
+import { transcriptTerms } from './transcript-terms.js';
+
+/** A per-step query keeps the terms at most this share of the short entries hold. */
+const distinctiveShare = 0.05;
+
+/** The pinned decisions: every dead end and every constraint the user gave, never summarized. */
+export function decisionsText(memory: RunMemory): string {
+  if (memory.ruledOut.length === 0 && memory.constraints.length === 0) return '';
+  // Bounded like a digest: one line per failed call, the newest 20; a run that keeps failing does
+  // not grow its pin (the rest are in the transcript, and recall finds them).
+  const constraints = newestDistinct(memory.constraints, maxRuledOutLines);
+  const ruledOut = newestDistinct(memory.ruledOut, maxRuledOutLines);
+  const line = (entry: TranscriptEntry) => `- step ${entry.step}: ${escapedPinned(entry.text)}`;
+  const out = ['<context-pinned trust="untrusted">'];
+  if (constraints.kept.length > 0) out.push('Constraints the user gave:', ...constraints.kept.map(line));
+  if (constraints.dropped > 0) out.push(`(${constraints.dropped} earlier constraints not listed)`);
+  if (ruledOut.kept.length > 0) out.push('Ruled out (failed; do not retry):', ...ruledOut.kept.map(line));
+  if (ruledOut.dropped > 0) out.push(`(${ruledOut.dropped} earlier failed calls not listed)`);
+  out.push('</context-pinned>');
+  return out.join('\n');
+}
+
+export function escapedPinned(text: string): string {
+  return escapeTag(text, 'context-pinned');
+}
+
+/** The top entries for what the last step did, among those out of the window. */
+export async function recalledText(
+  input: ContextPolicyInput,
+  memory: RunMemory,
+  newest: StepRecord | undefined,
+  edits: readonly ContextEdit[],
+  k: number,
+): Promise<string> {
+  const index = memory.digestIndex as NonNullable<RunMemory['digestIndex']>;
+  const last = newest ?? memory.records[memory.records.length - 1];
+  if (!last) return '';
+  // What the last step did, not what it read: its calls (tool and input), what failed, the ids it
+  // met and the user's words. A result's prose shares its common words with every other result.
+  const query = [
+    ...last.calls,
+    ...last.entries
+      .filter((entry) => entry.kind !== 'tool_result' && entry.kind !== 'decision')
+      .map((entry) => entry.text),
+  ].join(' ');
+  if (query.trim() === '') return '';
+  // Only what the window no longer shows is worth a retrieval.
+  const ranges = [
+    ...input.window.ranges,
+    ...edits.filter((edit): edit is RangeEdit => edit.verb === 'evict' || edit.verb === 'summarize'),
+  ];
+  const out = ranges.reduce((max, range) => Math.max(max, range.steps[1]), 0);
+  if (out === 0) return '';
+  // Only a distinctive word can find something: a term most entries hold (the tool's name, a field
+  // name) matches everything equally and would make every search read the whole index.
+  const distinctive = [...new Set(transcriptTerms(oneLine(query, 1_000)))].filter(
+    (term) => index.termShare(term) <= distinctiveShare,
+  );
+  if (distinctive.length === 0) return '';
+  const hits = index.search(distinctive.join(' '), {
+    k,
+    beforeStep: out + 1,
+    kinds: ['dead_end', 'fact', 'decision', 'constraint'],
+  });
+  if (hits.length === 0) return '';
+  return digestText(
+    [
+      {
+        step: 0,
+        start: 0,
+        end: 0,
+        entries: [...hits].sort((a, b) => a.step - b.step),
+        deadEnds: [],
+        calls: [],
+      },
+    ],
+    [hits.reduce((m, h) => Math.min(m, h.step), Infinity), hits.reduce((m, h) => Math.max(m, h.step), 0)],
+    k,
+    k,
+  ).replace('reins summarized', 'reins recalled, for the last step, from');
+}
