@@ -4,5 +4,6 @@ export * from './eval-types.js';
 export * from './failure-class.js';
 export * from './results-store.js';
 export * from './run-eval.js';
+export * from './trace-cases.js';
 export * from './trial-seed.js';
 export * from './trial-trajectory.js';
