@@ -329,7 +329,12 @@ export async function runEval<World>(
       outcome: result.outcome,
       failureClass: pass
         ? null
-        : classifyFailure({ outcome: result.outcome, trajectory, predicatePassed: verdict.pass }),
+        : classifyFailure({
+            outcome: result.outcome,
+            trajectory,
+            predicatePassed: verdict.pass,
+            trace: events,
+          }),
       trajectory,
       billedTokens: result.billedTokens,
       costUsd: result.costUsd,
