@@ -178,6 +178,7 @@ if (passesOf.bare !== passesOf.runEval)
   );
 const bareMs = median(samples.bare as number[]);
 const evalMs = median(samples.runEval as number[]);
+const tracedMs = median(samples['bare+trace'] as number[]);
 const figures = {
   trials: caseCount * trials,
   concurrency,
@@ -195,7 +196,6 @@ console.log(
   `\nEval harness overhead: ${figures.trials.toLocaleString('en-US')} scripted trials, ${concurrency} in flight (median of ${rounds} rounds, a child process per contender and round)`,
 );
 console.log(`  bare runAgent pool  ${bareMs.toFixed(1)} ms`);
-const tracedMs = median(samples['bare+trace'] as number[]);
 console.log(`  bare + memory trace ${tracedMs.toFixed(1)} ms   ${(tracedMs / bareMs).toFixed(3)}× bare`);
 console.log(
   `  runEval             ${evalMs.toFixed(1)} ms   ${(evalMs / bareMs).toFixed(3)}× bare (+${(figures.overhead * 100).toFixed(1)} %)`,
