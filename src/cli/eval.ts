@@ -7,7 +7,10 @@ import { ConfigurationError } from '../errors/reins-error.js';
 import type { EvalReport, EvalSuite } from '../eval/eval-types.js';
 import { failureClasses } from '../eval/failure-class.js';
 import { type RunEvalOptions, runEval } from '../eval/run-eval.js';
+import { type RegressionOptions, runRegression } from '../eval/trace-cases.js';
+import { readJsonlTrace } from '../node/jsonl-trace-sink.js';
 import { SqliteEvalResultsStore } from '../sqlite/sqlite-eval-results-store.js';
+import { sanitize } from './sanitize.js';
 
 /** What `reins eval run` takes. */
 export interface EvalRunFlags {
@@ -49,25 +52,27 @@ function isSuite(value: unknown): value is EvalSuite {
   );
 }
 
-/**
- * Loads a suite file: JavaScript as it is, TypeScript through tsx's loader when tsx is installed.
- * The file exports the suite as `default` or `suite`.
- */
-export async function loadSuite(
-  file: string,
-): Promise<{ suite: EvalSuite; options: Partial<RunEvalOptions> }> {
+/** Imports a user's module: JavaScript as it is, TypeScript through tsx's loader when tsx is installed. */
+async function importModule(file: string, what: string): Promise<Record<string, unknown>> {
   const path = isAbsolute(file) ? file : resolve(process.cwd(), file);
   const url = pathToFileURL(path).href;
-  let module: SuiteModule;
   if (/\.[cm]?tsx?$/.test(path)) {
     const tsx = await importOptionalPeer('tsx', () => import('tsx/esm/api'));
     if (!tsx)
       throw new ConfigurationError(
-        'suite',
+        what,
         `${file} is TypeScript: install tsx (npm install -D tsx) or point reins at the compiled .js`,
       );
-    module = (await tsx.tsImport(url, import.meta.url)) as SuiteModule;
-  } else module = (await import(url)) as SuiteModule;
+    return (await tsx.tsImport(url, import.meta.url)) as Record<string, unknown>;
+  }
+  return (await import(url)) as Record<string, unknown>;
+}
+
+/** Loads a suite file, which exports the suite as `default` or `suite` (and may export `evalOptions`). */
+export async function loadSuite(
+  file: string,
+): Promise<{ suite: EvalSuite; options: Partial<RunEvalOptions> }> {
+  const module = (await importModule(file, 'suite')) as SuiteModule;
   const suite = isSuite(module.suite) ? module.suite : isSuite(module.default) ? module.default : undefined;
   if (!suite)
     throw new ConfigurationError(
@@ -119,7 +124,7 @@ export function evalTables(report: EvalReport): string {
   });
   for (const one of report.cases)
     cases.push([
-      one.id,
+      sanitize(one.id),
       String(one.n),
       String(one.passes),
       percent(one.passAtK),
@@ -200,4 +205,58 @@ export async function evalRun(file: string, flags: EvalRunFlags): Promise<number
     return 1;
   }
   return 0;
+}
+
+/** `reins eval regress`: what the configuration module exports. */
+interface RegressionModule {
+  default?: unknown;
+  agent?: unknown;
+  expect?: RegressionOptions['expect'];
+  live?: boolean;
+}
+
+/**
+ * `reins eval regress TRACE --agent FILE`: every recorded run in the trace replayed against the
+ * configuration FILE exports (`agent(run, context)`, or a default export of it), tool results from
+ * the recording. Exit 1 when any run's outcome kind changed, 2 for an unusable trace.
+ */
+export async function evalRegress(
+  traceFile: string,
+  agentFile: string,
+  flags: { json: boolean; live: boolean; trials?: number },
+): Promise<number> {
+  const { events } = readJsonlTrace(traceFile);
+  if (events.length === 0) {
+    console.error(`reins eval regress: ${sanitize(traceFile)} holds no trace events`);
+    return 2;
+  }
+  const module = (await importModule(agentFile, 'agent')) as RegressionModule;
+  const agent = typeof module.agent === 'function' ? module.agent : module.default;
+  if (typeof agent !== 'function')
+    throw new ConfigurationError('agent', `${agentFile} exports no agent(run, context) function`);
+  const options: Parameters<typeof runRegression>[1] = {
+    agent: agent as RegressionOptions['agent'],
+    live: flags.live || module.live === true,
+    run: { trials: flags.trials ?? 1, k: 1 },
+  };
+  if (module.expect) options.expect = module.expect;
+  const { report, diffs } = await runRegression(events, options);
+  if (flags.json) console.log(JSON.stringify({ diffs, report: withoutTraces(report) }, null, 2));
+  else {
+    const table = new Table({ head: ['run', 'recorded', 'replayed', 'cost Δ', 'divergences'] });
+    for (const diff of diffs)
+      table.push([
+        sanitize(diff.caseId),
+        `${diff.recorded.outcome ?? '—'} · ${diff.recorded.steps} steps · ${usd(diff.recorded.costUsd)}`,
+        diff.replayed.map((one) => `${one.outcome} · ${one.steps} steps`).join(', '),
+        `${diff.costDeltaUsd >= 0 ? '+' : '−'}${usd(Math.abs(diff.costDeltaUsd))}`,
+        sanitize(diff.divergences.flat().join('\n')),
+      ]);
+    console.log(table.toString());
+    const changed = diffs.filter((diff) => diff.outcomeChanged).length;
+    console.log(
+      `${diffs.length} recorded run(s); ${changed} changed outcome; pass rate ${percent(report.summary.passRate)}`,
+    );
+  }
+  return diffs.some((diff) => diff.outcomeChanged) ? 1 : 0;
 }

@@ -9,7 +9,7 @@ import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
-import { evalRun } from './eval.js';
+import { evalRegress, evalRun } from './eval.js';
 import { glossary } from './glossary.js';
 import { addModelCommands } from './model.js';
 import { sanitize } from './sanitize.js';
@@ -215,6 +215,23 @@ evals
       minPassRate: options.minPassRate,
       progress: options.progress !== false,
       traces: Boolean(options.traces),
+    });
+  });
+evals
+  .command('regress')
+  .argument('<trace>', 'a JSONL trace of recorded runs')
+  .requiredOption('--agent <file>', 'a module exporting agent(run, context): the changed configuration')
+  .option('--live', 'run calls the recording lacks with the configuration\u2019s own tools')
+  .addOption(
+    new Option('--trials <n>', 'replays per recorded run (default 1)').argParser(wholeNumber('--trials', 1)),
+  )
+  .option('--json', 'print the diffs and the report as JSON')
+  .description('Replay recorded runs against a changed configuration; exit 1 if any outcome changed')
+  .action(async (traceFile, options) => {
+    process.exitCode = await evalRegress(traceFile, options.agent, {
+      json: Boolean(options.json),
+      live: Boolean(options.live),
+      trials: options.trials,
     });
   });
 
