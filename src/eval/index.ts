@@ -1,2 +1,10 @@
 /** Evals that tell the truth: k trials per case, unbiased pass@k and pass^k, failure classes, fault matrices, measured judges. */
+
+export * from './agreement.js';
+export { type BootstrapOptions, bootstrapInterval, mean } from './bootstrap-interval.js';
+export * from './distribution.js';
 export * from './eval-types.js';
+export * from './paired-test.js';
+export * from './pass-at-k.js';
+export * from './quantile.js';
+export * from './wilson-interval.js';
