@@ -2,8 +2,13 @@
 
 export * from './agreement.js';
 export { type BootstrapOptions, bootstrapInterval, mean } from './bootstrap-interval.js';
+export * from './calibrate-judge.js';
 export * from './distribution.js';
 export * from './eval-types.js';
+export * from './judge.js';
+export { preferenceToolName, verdictToolName } from './judge-prompt.js';
+export { type InvalidVerdict, type InvalidVerdictReason, normalizeWhitespace } from './judge-response.js';
+export * from './judge-summary.js';
 export * from './paired-test.js';
 export * from './pass-at-k.js';
 export * from './quantile.js';
