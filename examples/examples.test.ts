@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { main as budget } from './budget-a-retry-policy.js';
+import { main as judgeCalibration } from './judge-calibration.js';
 import { main as payBill } from './pay-a-bill-safely.js';
 import { main } from './support-agent.js';
 
@@ -31,5 +32,17 @@ describe('examples run offline', () => {
     // A person who approves everything: the plan's one use and the policy's cap still refuse the second.
     const careless = await payBill(true);
     expect(careless.paid).toEqual([{ recipient: 'UK12345678901234567890', amount: 98.7 }]);
+  });
+
+  it('judge-calibration: raw agreement looks fine while κ, position flips and padding expose the judge', async () => {
+    const { calibration, summary, model } = await judgeCalibration();
+    expect(calibration.n).toBe(60);
+    expect(calibration.agreement).toBeGreaterThanOrEqual(0.8);
+    expect(calibration.kappa).toBeLessThan(0.4);
+    expect(calibration.positionFlipRate).toBeGreaterThan(0);
+    expect(calibration.verbositySensitivity).toBeGreaterThan(0);
+    expect(calibration.invalidRate).toBe(0);
+    expect(summary.warning).toMatch(/below the required 0\.60/);
+    model.assertDone();
   });
 });
