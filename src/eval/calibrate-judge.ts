@@ -3,7 +3,7 @@ import type { Usage } from '../model/model.js';
 import { addUsage, emptyUsage } from '../model/model.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import { type ConfusionMatrix, cohensKappa, confusionMatrix, weightedKappa } from './agreement.js';
-import { type Grade, invalidLabel, type Judge } from './judge.js';
+import { type Comparison, type Grade, invalidLabel, type Judge } from './judge.js';
 
 /** An answer a person graded, to check the judge against. */
 export interface PointwiseSample<Label extends string = string> {
@@ -95,6 +95,84 @@ function labelOf<Label extends string>(grade: Grade<Label>): Label | typeof inva
   return grade.kind === 'verdict' ? grade.label : invalidLabel;
 }
 
+/** A pointwise sample's grades: as written, and padded (only when the first grade was valid). */
+interface PointwiseResult<Label extends string> {
+  sample: PointwiseSample<Label>;
+  grade: Grade<Label>;
+  padded: Grade<Label> | undefined;
+}
+
+async function gradeSample<Label extends string>(
+  judge: Judge<Label>,
+  sample: PointwiseSample<Label>,
+  pad: (answer: string) => string,
+): Promise<PointwiseResult<Label>> {
+  const input = { question: sample.question, answer: sample.answer };
+  const withReference = sample.reference === undefined ? input : { ...input, reference: sample.reference };
+  const grade = await judge.grade(withReference);
+  if (grade.kind === 'invalid') return { sample, grade, padded: undefined };
+  return { sample, grade, padded: await judge.grade({ ...withReference, answer: pad(sample.answer) }) };
+}
+
+function pointwiseFigures<Label extends string>(
+  results: readonly PointwiseResult<Label>[],
+  scale: readonly Label[],
+  weights: 'linear' | 'quadratic',
+) {
+  const human = results.map(({ sample }) => sample.humanLabel);
+  const judged = results.map(({ grade }) => labelOf(grade));
+  const agreed = human.filter((label, i) => label === judged[i]).length;
+  const valid = results.flatMap(({ sample, grade }) =>
+    grade.kind === 'verdict' ? [{ human: sample.humanLabel, judge: grade.label }] : [],
+  );
+  const disagreements = results.flatMap(({ sample, grade }): CalibrationDisagreement<Label>[] => {
+    if (grade.kind === 'invalid')
+      return [
+        { id: sample.id, humanLabel: sample.humanLabel, judgeLabel: invalidLabel, detail: grade.detail },
+      ];
+    return grade.label === sample.humanLabel
+      ? []
+      : [{ id: sample.id, humanLabel: sample.humanLabel, judgeLabel: grade.label }];
+  });
+  let paddedPairs = 0;
+  let paddedChanged = 0;
+  for (const { grade, padded } of results) {
+    if (grade.kind === 'invalid' || padded === undefined || padded.kind === 'invalid') continue;
+    paddedPairs++;
+    if (padded.label !== grade.label) paddedChanged++;
+  }
+  return {
+    n: results.length,
+    agreement: share(agreed, results.length),
+    kappa: cohensKappa<Label | typeof invalidLabel>(human, judged),
+    weightedKappa:
+      scale.length > 2 && valid.length > 0
+        ? weightedKappa(
+            valid.map((pair) => pair.human),
+            valid.map((pair) => pair.judge),
+            { categories: scale, weights },
+          )
+        : null,
+    confusion: confusionMatrix<Label | typeof invalidLabel>(human, judged, [...scale, invalidLabel]),
+    verbositySensitivity: share(paddedChanged, paddedPairs),
+    disagreements,
+  };
+}
+
+function pairwiseFigures(results: readonly { sample: PairwiseSample; comparison: Comparison }[]) {
+  const valid = results.filter(({ comparison }) => comparison.kind !== 'invalid');
+  const flipped = valid.filter(({ comparison }) => comparison.kind === 'inconsistent').length;
+  const agreed = valid.filter(
+    ({ sample, comparison }) =>
+      (comparison.kind === 'preferred' ? comparison.winner : 'tie') === sample.humanWinner,
+  ).length;
+  return {
+    pairwiseN: results.length,
+    pairwiseAgreement: share(agreed, results.length),
+    positionFlipRate: share(flipped, valid.length),
+  };
+}
+
 /**
  * Measures a judge against human labels: raw agreement, Cohen's κ (and weighted κ on longer ordinal
  * scales), the confusion matrix, how often it gives no usable verdict, how often a pairwise pick
@@ -119,92 +197,42 @@ export async function calibrateJudge<Label extends string>(
 ): Promise<JudgeCalibration<Label>> {
   const { clock = systemClock, padding = neutralPadding, weights = 'quadratic' } = options;
   const pad = typeof padding === 'function' ? padding : (answer: string) => `${answer}\n\n${padding}`;
-  const scale = judge.scale;
-  let usage = emptyUsage();
-  let invalid = 0;
-
-  const human: Label[] = [];
-  const judged: (Label | typeof invalidLabel)[] = [];
-  const disagreements: CalibrationDisagreement<Label>[] = [];
-  let paddedPairs = 0;
-  let paddedChanged = 0;
-  let pairwiseN = 0;
-  let pairwiseAgreed = 0;
-  let bothValid = 0;
-  let flipped = 0;
-
-  for (const [index, sample] of samples.entries()) {
-    if (isPairwise(sample)) {
-      pairwiseN++;
-      const comparison = await judge.compare({ question: sample.question, a: sample.a, b: sample.b });
-      usage = addUsage(usage, comparison.usage);
-      if (comparison.kind === 'invalid') {
-        invalid++;
-        continue;
-      }
-      bothValid++;
-      if (comparison.kind === 'inconsistent') flipped++;
-      const outcome = comparison.kind === 'preferred' ? comparison.winner : 'tie';
-      if (outcome === sample.humanWinner) pairwiseAgreed++;
-      continue;
-    }
-    if (!scale.includes(sample.humanLabel))
+  // Every label is checked before the first call, so a typo costs no tokens.
+  for (const [index, sample] of samples.entries())
+    if (!isPairwise(sample) && !judge.scale.includes(sample.humanLabel))
       throw new ConfigurationError(
         `samples[${index}].humanLabel`,
-        `"${sample.humanLabel}" is not on the judge's scale (${scale.join(', ')})`,
+        `"${sample.humanLabel}" is not on the judge's scale (${judge.scale.join(', ')})`,
       );
-    const input = { question: sample.question, answer: sample.answer };
-    const withReference = sample.reference === undefined ? input : { ...input, reference: sample.reference };
-    const grade = await judge.grade(withReference);
-    usage = addUsage(usage, grade.usage);
-    human.push(sample.humanLabel);
-    judged.push(labelOf(grade));
-    if (grade.kind === 'invalid') {
-      invalid++;
-      disagreements.push({
-        id: sample.id,
-        humanLabel: sample.humanLabel,
-        judgeLabel: invalidLabel,
-        detail: grade.detail,
-      });
-      continue;
+
+  const pointwise: PointwiseResult<Label>[] = [];
+  const pairwise: { sample: PairwiseSample; comparison: Comparison }[] = [];
+  let usage = emptyUsage();
+  for (const sample of samples) {
+    if (isPairwise(sample)) {
+      const comparison = await judge.compare({ question: sample.question, a: sample.a, b: sample.b });
+      usage = addUsage(usage, comparison.usage);
+      pairwise.push({ sample, comparison });
+    } else {
+      const result = await gradeSample(judge, sample, pad);
+      usage = addUsage(usage, result.grade.usage);
+      if (result.padded !== undefined) usage = addUsage(usage, result.padded.usage);
+      pointwise.push(result);
     }
-    if (grade.label !== sample.humanLabel)
-      disagreements.push({ id: sample.id, humanLabel: sample.humanLabel, judgeLabel: grade.label });
-    const padded = await judge.grade({ ...withReference, answer: pad(sample.answer) });
-    usage = addUsage(usage, padded.usage);
-    if (padded.kind === 'invalid') continue;
-    paddedPairs++;
-    if (padded.label !== grade.label) paddedChanged++;
   }
 
-  const agreed = human.filter((label, i) => label === judged[i]).length;
-  const valid = human.flatMap((label, i) => {
-    const verdict = judged[i];
-    return verdict === undefined || verdict === invalidLabel ? [] : [[label, verdict] as const];
-  });
+  const invalid =
+    pointwise.filter(({ grade }) => grade.kind === 'invalid').length +
+    pairwise.filter(({ comparison }) => comparison.kind === 'invalid').length;
+  const { disagreements, ...figures } = pointwiseFigures(pointwise, judge.scale, weights);
   return {
     judgeId: judge.id,
     model: judge.modelId,
     rubricVersion: judge.rubric.version,
     at: clock.now(),
-    n: human.length,
-    agreement: share(agreed, human.length),
-    kappa: cohensKappa<Label | typeof invalidLabel>(human, judged),
-    weightedKappa:
-      scale.length > 2 && valid.length > 0
-        ? weightedKappa(
-            valid.map(([label]) => label),
-            valid.map(([, verdict]) => verdict),
-            { categories: scale, weights },
-          )
-        : null,
-    confusion: confusionMatrix<Label | typeof invalidLabel>(human, judged, [...scale, invalidLabel]),
-    invalidRate: share(invalid, human.length + pairwiseN),
-    pairwiseN,
-    pairwiseAgreement: share(pairwiseAgreed, pairwiseN),
-    positionFlipRate: share(flipped, bothValid),
-    verbositySensitivity: share(paddedChanged, paddedPairs),
+    ...figures,
+    invalidRate: share(invalid, samples.length),
+    ...pairwiseFigures(pairwise),
     disagreements,
     usage,
   };

@@ -1,7 +1,7 @@
 /** Evals that tell the truth: k trials per case, unbiased pass@k and pass^k, failure classes, fault matrices, measured judges. */
 
 export * from './agreement.js';
-export { type BootstrapOptions, bootstrapInterval, mean } from './bootstrap-interval.js';
+export { type BootstrapOptions, bootstrapInterval } from './bootstrap-interval.js';
 export * from './calibrate-judge.js';
 export * from './distribution.js';
 export * from './eval-types.js';
