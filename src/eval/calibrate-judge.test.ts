@@ -222,16 +222,40 @@ describe('calibrateJudge', () => {
     expect(calibration.weightedKappa as number).toBeGreaterThan(calibration.kappa as number);
   });
 
-  it('refuses a human label off the judge’s scale', async () => {
-    const { judge } = judgeOf(() => grade('pass', 'x'));
+  it('refuses a human label off the judge’s scale before spending a call', async () => {
+    const { model, judge } = judgeOf(() => grade('pass', 'x'));
     const samples = [
-      { id: 'a', question: 'q', answer: 'x', humanLabel: 'maybe' },
+      { id: 'ok', question: 'q', answer: 'x', humanLabel: 'pass' },
+      { id: 'typo', question: 'q', answer: 'x', humanLabel: 'maybe' },
     ] as unknown as CalibrationSample<'fail' | 'pass'>[];
     const caught = await calibrateJudge(judge, samples, { clock: fakeClock() }).catch(
       (error: unknown) => error,
     );
     expect(isConfigurationError(caught)).toBe(true);
-    expect(caught).toMatchObject({ option: 'samples[0].humanLabel' });
+    expect(caught).toMatchObject({ option: 'samples[1].humanLabel' });
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it('counts a pairwise call without quotes as invalid, outside the flip rate', async () => {
+    const { judge } = judgeOf((request) =>
+      section(request, 'first') === 'A.'
+        ? pick('first', 'nowhere')
+        : pick('first', section(request, 'first')),
+    );
+    const calibration = await calibrateJudge(
+      judge,
+      [
+        { id: 'bad', question: 'q', a: 'A.', b: 'B.', humanWinner: 'a' },
+        { id: 'biased', question: 'q', a: 'C.', b: 'D.', humanWinner: 'a' },
+      ],
+      { clock: fakeClock() },
+    );
+    expect(calibration).toMatchObject({
+      invalidRate: 0.5,
+      positionFlipRate: 1,
+      pairwiseAgreement: 0,
+      pairwiseN: 2,
+    });
   });
 });
 
