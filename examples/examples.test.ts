@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { main as budget } from './budget-a-retry-policy.js';
 import { main as incidentEval } from './eval-incident-agent.js';
+import { main as judgeCalibration } from './judge-calibration.js';
 import { main as payBill } from './pay-a-bill-safely.js';
 import { main } from './support-agent.js';
 
@@ -47,5 +48,17 @@ describe('examples run offline', () => {
     // Harder cases fail more: the hardest case passes less often than the easiest.
     const byId = new Map(report.cases.map((one) => [one.id, one]));
     expect(byId.get('payments-full')?.passes).toBeLessThan(byId.get('checkout-health')?.passes ?? 0);
+  });
+
+  it('judge-calibration: raw agreement looks fine while κ, position flips and padding expose the judge', async () => {
+    const { calibration, summary, model } = await judgeCalibration();
+    expect(calibration.n).toBe(60);
+    expect(calibration.agreement).toBeGreaterThanOrEqual(0.8);
+    expect(calibration.kappa).toBeLessThan(0.4);
+    expect(calibration.positionFlipRate).toBeGreaterThan(0);
+    expect(calibration.verbositySensitivity).toBeGreaterThan(0);
+    expect(calibration.invalidRate).toBe(0);
+    expect(summary.warning).toMatch(/below the required 0\.60/);
+    model.assertDone();
   });
 });

@@ -1,6 +1,7 @@
 import type { Outcome } from '../loop/outcome.js';
 import { seededRandom } from '../testing/seeded-random.js';
-import { bootstrapInterval, distribution, passAtK, passHatK, wilsonInterval } from './estimators.js';
+import { bootstrapInterval } from './bootstrap-interval.js';
+import { distribution } from './distribution.js';
 import type {
   CaseReport,
   EvalReport,
@@ -9,6 +10,8 @@ import type {
   JudgeSummary,
   TrialRecord,
 } from './eval-types.js';
+import { passAtK, passHatK } from './pass-at-k.js';
+import { wilsonInterval } from './wilson-interval.js';
 
 /** What a report is built from. */
 export interface EvalReportInput {

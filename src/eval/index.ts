@@ -1,9 +1,21 @@
 /** Evals that tell the truth: k trials per case, unbiased pass@k and pass^k, failure classes, fault matrices, measured judges. */
+export * from './agreement.js';
+export { type BootstrapOptions, bootstrapInterval } from './bootstrap-interval.js';
+export * from './calibrate-judge.js';
+export * from './distribution.js';
 export * from './eval-report.js';
 export * from './eval-types.js';
 export * from './failure-class.js';
+export * from './judge.js';
+export { preferenceToolName, verdictToolName } from './judge-prompt.js';
+export { type InvalidVerdict, type InvalidVerdictReason, normalizeWhitespace } from './judge-response.js';
+export * from './judge-summary.js';
+export * from './paired-test.js';
+export * from './pass-at-k.js';
+export * from './quantile.js';
 export * from './results-store.js';
 export * from './run-eval.js';
 export * from './trace-cases.js';
 export * from './trial-seed.js';
 export * from './trial-trajectory.js';
+export * from './wilson-interval.js';
