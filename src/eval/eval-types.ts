@@ -83,6 +83,7 @@ export type FailureClass =
   | 'hallucinated_tool'
   | 'refused'
   | 'needed_person'
+  | 'model_error'
   | 'trajectory'
   | 'truncated'
   | 'cancelled'

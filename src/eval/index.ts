@@ -1,2 +1,8 @@
 /** Evals that tell the truth: k trials per case, unbiased pass@k and pass^k, failure classes, fault matrices, measured judges. */
+export * from './eval-report.js';
 export * from './eval-types.js';
+export * from './failure-class.js';
+export * from './results-store.js';
+export * from './run-eval.js';
+export * from './trial-seed.js';
+export * from './trial-trajectory.js';

@@ -1,0 +1,73 @@
+import { canonicalJson } from '../controls/canonical-json.js';
+import type { Outcome } from '../loop/outcome.js';
+import type { TraceEvent } from '../trace/events.js';
+import type { TrialTrajectory } from './eval-types.js';
+
+/** Statuses of a call the dispatcher refused before running it: the model asked for it wrong. */
+const invalidStatuses = new Set(['invalid_json', 'invalid_input', 'unknown_tool', 'validation_error']);
+/** Statuses of a call that did not do its work. */
+const failedStatuses = new Set([
+  'error',
+  'denied',
+  'invalid_json',
+  'invalid_input',
+  'invalid_output',
+  'unknown_tool',
+  'timeout',
+  'aborted',
+  'fatal',
+  'validation_error',
+  'blocked_repeat',
+  'blocked_tainted',
+]);
+
+/**
+ * A trial's trajectory from its trace: how many calls the model asked for, how many were malformed
+ * or named a tool that does not exist, how many repeated an earlier `(tool, input)`, and how many
+ * steps did nothing useful (every call failed, was refused or repeated an earlier one).
+ */
+export function trajectoryOf(trace: readonly TraceEvent[], outcome: Outcome, steps: number): TrialTrajectory {
+  const seen = new Set<string>();
+  const repeatedIds = new Set<string>();
+  let toolCalls = 0;
+  let repeatedCalls = 0;
+  for (const event of trace) {
+    if (event.type !== 'model-response') continue;
+    for (const block of event.response.content) {
+      if (block.type !== 'tool_use') continue;
+      toolCalls++;
+      let key: string;
+      try {
+        key = `${block.name}\u0000${canonicalJson(block.input)}`;
+      } catch {
+        key = `${block.name}\u0000${String(block.id)}`;
+      }
+      if (seen.has(key)) {
+        repeatedCalls++;
+        repeatedIds.add(block.id);
+      } else seen.add(key);
+    }
+  }
+  let invalidToolCalls = 0;
+  let unknownToolCalls = 0;
+  const usefulSteps = new Set<number>();
+  const stepsWithCalls = new Set<number>();
+  for (const event of trace) {
+    if (event.type !== 'tool-result') continue;
+    stepsWithCalls.add(event.step);
+    if (invalidStatuses.has(event.status)) invalidToolCalls++;
+    if (event.status === 'unknown_tool') unknownToolCalls++;
+    if (!failedStatuses.has(event.status) && !repeatedIds.has(event.callId)) usefulSteps.add(event.step);
+  }
+  let wastedSteps = 0;
+  for (const step of stepsWithCalls) if (!usefulSteps.has(step)) wastedSteps++;
+  return {
+    steps,
+    toolCalls,
+    invalidToolCalls,
+    unknownToolCalls,
+    repeatedCalls,
+    wastedSteps,
+    terminal: outcome.kind,
+  };
+}
