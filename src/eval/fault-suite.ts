@@ -51,7 +51,7 @@ export function faultSuite<World>(suite: EvalSuite<World>, options: FaultSuiteOp
       return new Set([...trials].filter(([, count]) => count.injected > 0).map(([key]) => key));
     },
     trial: (caseId, trial) => {
-      const count = trials.get(trialKey(caseId, trial));
+      const count = trials.get(faultLedgerKey(caseId, trial));
       return count === undefined ? undefined : { calls: count.calls, injected: count.injected };
     },
   };
@@ -74,13 +74,14 @@ export function faultSuite<World>(suite: EvalSuite<World>, options: FaultSuiteOp
         ...((clock ?? config.clock) ? { clock: (clock ?? config.clock) as Clock } : {}),
       });
       // The harness may build a trial's agent again (a retried trial): the last build counts.
-      trials.set(trialKey(context.caseId, context.trial), faulty.faultCount);
+      trials.set(faultLedgerKey(context.caseId, context.trial), faulty.faultCount);
       return { ...config, tools: tools.map((tool, index) => (index === at ? faulty : tool)) };
     },
   };
 }
 
-export const trialKey = (caseId: string, trial: number) => `${caseId}#${trial}`;
+/** The ledger's key of one trial. */
+export const faultLedgerKey = (caseId: string, trial: number) => `${caseId}#${trial}`;
 
 /** FNV-1a, 32 bits: a stable salt from a string. */
 function hashText(text: string): number {
