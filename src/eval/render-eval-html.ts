@@ -3,7 +3,12 @@ import type { EvalReport } from './eval-types.js';
 import type { FaultMatrixReport } from './fault-matrix.js';
 import { renderCostHistogramSvg, renderFailureMixSvg, renderFaultHeatMap } from './report-charts.js';
 import { evalReportCss } from './report-style.js';
-import { renderCaseTable, renderReportBanner, renderSummaryTable } from './report-tables.js';
+import {
+  renderCaseTable,
+  renderReportBanner,
+  renderReportConfig,
+  renderSummaryTable,
+} from './report-tables.js';
 import { renderFailedTrials } from './report-trials.js';
 
 /** Options for {@link renderEvalReportHtml}. */
@@ -21,14 +26,12 @@ export interface RenderEvalHtmlOptions {
  */
 export function renderEvalReportBody(report: EvalReport, options: RenderEvalHtmlOptions = {}): string {
   const title = options.title ?? `Eval: ${report.suite}`;
-  const { trials, k, concurrency, seed } = report.config;
   const section = (id: string, heading: string, body: string) =>
     `<section aria-labelledby="${id}"><h2 id="${id}">${heading}</h2>\n${body}\n</section>`;
   return [
     renderReportBanner(report),
     `<h1>${escapeHtml(title)}</h1>`,
-    `<p class="hint">Suite ${escapeHtml(report.suite)}: ${escapeHtml(trials)} trials a case, k = ${escapeHtml(k)}, ` +
-      `concurrency ${escapeHtml(concurrency)}, seed ${escapeHtml(seed)}.</p>`,
+    renderReportConfig(report),
     section('eval-summary', 'Summary', renderSummaryTable(report)),
     section('eval-cases', 'Cases', renderCaseTable(report)),
     section('eval-failures', 'Failure mix', renderFailureMixSvg(report)),

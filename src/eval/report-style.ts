@@ -17,14 +17,18 @@ export const evalReportCss = `
 .eval-report caption { text-align: left; color: var(--muted); padding: 4px 0; }
 .eval-report th, .eval-report td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 .eval-report thead th { background: var(--panel); }
-.eval-report th[scope=row] { overflow-wrap: anywhere; max-width: 16rem; }
-.eval-report td.reason { min-width: 12rem; overflow-wrap: anywhere; }
+.eval-report td { white-space: nowrap; }
+.eval-report th[scope=row] { overflow-wrap: anywhere; min-width: 6.5rem; max-width: 16rem; white-space: normal; }
+.eval-report td.reason { min-width: 12rem; overflow-wrap: anywhere; white-space: normal; }
 .eval-report .chart { display: block; max-width: 640px; height: auto; }
 .eval-report table.heat td { min-width: 6.5rem; }
 .eval-report table.heat .rate { display: block; font-weight: 600; }
 .eval-report table.heat .hint { display: block; color: #333333; }
 .eval-report td.untested { background: repeating-linear-gradient(45deg, #ececec 0 6px, #f7f7f7 6px 12px); }
 .eval-report details.trace { border: 1px solid var(--line); margin: 6px 0; padding: 4px 8px; }
+/* A trace link unfolds its target without a script, where the browser has ::details-content. */
+.eval-report details.trace:target { outline: 3px solid #0b5cad; }
+.eval-report details.trace:target::details-content { content-visibility: visible; display: block; }
 .eval-report details.trace summary { cursor: pointer; overflow-wrap: anywhere; }
 .eval-report pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.85rem; margin: 8px 0 0; }
 .eval-report a { color: #0b5cad; }

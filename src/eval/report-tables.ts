@@ -24,6 +24,15 @@ export function renderReportBanner(report: EvalReport): string {
   return lines.join('\n');
 }
 
+/** One line naming the suite and how it was run. */
+export function renderReportConfig(report: EvalReport): string {
+  const { trials, k, concurrency, seed } = report.config;
+  return (
+    `<p class="hint" data-testid="eval-config">Suite ${escapeHtml(report.suite)}: ${escapeHtml(trials)} trials a case, k = ${escapeHtml(k)}, ` +
+    `concurrency ${escapeHtml(concurrency)}, seed ${escapeHtml(seed)}.</p>`
+  );
+}
+
 const distributionCells = (value: Distribution, format: (n: number) => string) =>
   [value.p50, value.p90, value.p99, value.max, value.mean]
     .map((n) => `<td>${escapeHtml(format(n))}</td>`)
