@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { main as budget } from './budget-a-retry-policy.js';
+import { main as incidentEval } from './eval-incident-agent.js';
 import { main as payBill } from './pay-a-bill-safely.js';
 import { main } from './support-agent.js';
 
@@ -31,5 +32,20 @@ describe('examples run offline', () => {
     // A person who approves everything: the plan's one use and the policy's cap still refuse the second.
     const careless = await payBill(true);
     expect(careless.paid).toEqual([{ recipient: 'UK12345678901234567890', amount: 98.7 }]);
+  });
+
+  it('eval-incident-agent: 12 cases × 10 trials; pass^3 well under pass@3, every failure classified', async () => {
+    const { report } = await incidentEval();
+    expect(report.cases).toHaveLength(12);
+    expect(report.summary.trials).toBe(120);
+    expect(report.summary.passAtK).toBeGreaterThan(report.summary.passHatK ?? 1);
+    const failed = report.trials.filter((trial) => !trial.pass);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.every((trial) => trial.failureClass !== null)).toBe(true);
+    const classes = Object.values(report.failureClasses).reduce((sum, count) => sum + (count ?? 0), 0);
+    expect(classes).toBe(failed.length);
+    // Harder cases fail more: the hardest case passes less often than the easiest.
+    const byId = new Map(report.cases.map((one) => [one.id, one]));
+    expect(byId.get('payments-full')?.passes).toBeLessThan(byId.get('checkout-health')?.passes ?? 0);
   });
 });

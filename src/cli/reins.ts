@@ -9,11 +9,12 @@ import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
+import { evalRun } from './eval.js';
 import { glossary } from './glossary.js';
 import { addModelCommands } from './model.js';
 import { sanitize } from './sanitize.js';
 import { traceReplay, traceShow } from './trace.js';
-import { wholeNumber } from './whole-number.js';
+import { positiveNumber, wholeNumber } from './whole-number.js';
 
 /** The package's version, from the package.json two levels above this file (dist/cli/ or src/cli/). */
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -152,6 +153,68 @@ bench
       redisUrl: options.redis,
       postgresUrl: options.postgres,
       ...(options.operations ? { operations: options.operations } : {}),
+    });
+  });
+
+const evals = program
+  .command('eval')
+  .description('Run eval suites: k trials per case, pass@k and pass^k, failure classes');
+evals
+  .command('run')
+  .argument('<file>', 'a suite module (export default { name, cases, agent }); .ts needs tsx installed')
+  .description('Run every case k times and print what the numbers mean')
+  .addOption(new Option('--trials <n>', 'trials per case (default 10)').argParser(wholeNumber('--trials', 1)))
+  .addOption(
+    new Option('--k <n>', 'the k of pass@k and pass^k (default min(3, trials))').argParser(
+      wholeNumber('--k', 1),
+    ),
+  )
+  .addOption(
+    new Option('--concurrency <n>', 'trials in flight (default 4)').argParser(
+      wholeNumber('--concurrency', 1),
+    ),
+  )
+  .addOption(new Option('--seed <n>', 'the eval seed (default 1)').argParser(wholeNumber('--seed', 0)))
+  .option('--results <file>', 'a SQLite results file: finished trials are kept, and a rerun resumes')
+  .addOption(
+    new Option('--budget-usd <usd>', 'stop the eval when this much is spent').argParser(
+      positiveNumber('--budget-usd'),
+    ),
+  )
+  .addOption(
+    new Option('--budget-tokens <n>', 'stop the eval at this many billed tokens').argParser(
+      wholeNumber('--budget-tokens', 1),
+    ),
+  )
+  .addOption(
+    new Option('--budget-wall-ms <n>', 'stop the eval after this long').argParser(
+      wholeNumber('--budget-wall-ms', 1),
+    ),
+  )
+  .option('--case <id...>', 'only these cases')
+  .addOption(
+    new Option('--min-pass-rate <rate>', 'exit 1 under this pass rate (0..1)').argParser(
+      positiveNumber('--min-pass-rate'),
+    ),
+  )
+  .option('--json', 'print the report as JSON')
+  .option('--traces', 'with --json: keep each trial\u2019s trace')
+  .option('--no-progress', 'no progress bar')
+  .action(async (file, options) => {
+    process.exitCode = await evalRun(file, {
+      trials: options.trials,
+      k: options.k,
+      concurrency: options.concurrency,
+      seed: options.seed,
+      results: options.results,
+      budgetUsd: options.budgetUsd,
+      budgetTokens: options.budgetTokens,
+      budgetWallMs: options.budgetWallMs,
+      cases: options.case,
+      json: Boolean(options.json),
+      minPassRate: options.minPassRate,
+      progress: options.progress !== false,
+      traces: Boolean(options.traces),
     });
   });
 

@@ -1,4 +1,5 @@
 import type { Outcome } from '../loop/outcome.js';
+import type { ToolCallStatus, TraceEvent } from '../trace/events.js';
 import type { FailureClass, TrialTrajectory } from './eval-types.js';
 
 /** What the classifier reads of a failed trial. */
@@ -7,25 +8,44 @@ export interface FailedTrial {
   trajectory: TrialTrajectory;
   /** The outcome predicate held (so the trial failed on its trajectory expectations). */
   predicatePassed: boolean;
+  /** The trial's trace: a wrong answer is read against the last tool result before it. */
+  trace?: readonly TraceEvent[];
+}
+
+const invalid = new Set<ToolCallStatus>([
+  'invalid_json',
+  'invalid_input',
+  'validation_error',
+  'invalid_output',
+]);
+const failed = new Set<ToolCallStatus>(['error', 'timeout', 'fatal', 'aborted']);
+
+/** The status of the last tool result in a trace, if any. */
+function lastResultStatus(trace: readonly TraceEvent[] | undefined): ToolCallStatus | undefined {
+  if (!trace) return undefined;
+  for (let i = trace.length - 1; i >= 0; i--) {
+    const event = trace[i] as TraceEvent;
+    if (event.type === 'tool-result') return event.status;
+  }
+  return undefined;
 }
 
 /**
  * Why a failed trial failed. The outcome decides first: a step cap, a budget, a loop, a refusal, a
- * pause for a person each name themselves. A run that answered and was judged wrong is looked at
- * in its trace: a call to a tool that does not exist makes it `hallucinated_tool`, calls refused as
- * malformed that make up half or more of its calls make it `validation_error`; otherwise it is
- * `wrong_answer`. An answer the predicate accepted that broke a trajectory expectation is
- * `trajectory`.
+ * pause for a person each name themselves. A run that answered and was judged wrong is read
+ * against the last tool result before the answer, the evidence it answered on: a call to a tool
+ * that does not exist makes it `hallucinated_tool`, a call refused as malformed (or an output that
+ * failed its schema) `validation_error`, a call that errored or timed out `tool_failure`; a wrong
+ * answer after a good result is `wrong_answer`. Earlier mistakes the run recovered from are not
+ * blamed (they show in the trajectory figures). An answer the predicate accepted that broke a
+ * trajectory expectation is `trajectory`.
  */
 export function classifyFailure(trial: FailedTrial): FailureClass {
-  const { outcome, trajectory } = trial;
+  const { outcome } = trial;
   switch (outcome.kind) {
     case 'answered':
       if (trial.predicatePassed) return 'trajectory';
-      if (trajectory.unknownToolCalls > 0) return 'hallucinated_tool';
-      if (trajectory.toolCalls > 0 && trajectory.invalidToolCalls * 2 >= trajectory.toolCalls)
-        return 'validation_error';
-      return 'wrong_answer';
+      return wrongAnswerClass(lastResultStatus(trial.trace));
     case 'step_limit':
       return trial.predicatePassed ? 'trajectory' : 'step_cap';
     case 'over_budget':
@@ -60,6 +80,13 @@ export function classifyFailure(trial: FailedTrial): FailureClass {
     case 'stale_state':
       return 'harness_error';
   }
+}
+
+function wrongAnswerClass(last: ToolCallStatus | undefined): FailureClass {
+  if (last === 'unknown_tool') return 'hallucinated_tool';
+  if (last !== undefined && invalid.has(last)) return 'validation_error';
+  if (last !== undefined && failed.has(last)) return 'tool_failure';
+  return 'wrong_answer';
 }
 
 /** Every failure class, in the order reports list them. */

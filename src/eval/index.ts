@@ -14,5 +14,6 @@ export * from './report-tables.js';
 export * from './report-trials.js';
 export * from './results-store.js';
 export * from './run-eval.js';
+export * from './trace-cases.js';
 export * from './trial-seed.js';
 export * from './trial-trajectory.js';

@@ -256,6 +256,8 @@ export async function runEval<World>(
   if (options.signal?.aborted) stop.abort(options.signal.reason);
   else options.signal?.addEventListener('abort', onOuterAbort, { once: true });
 
+  const metered = budget.tokens !== undefined || budget.usd !== undefined;
+  const stoppable = metered || budget.wallMs !== undefined || options.signal !== undefined;
   let done = records.size;
   const runTrial = async (kase: EvalCase<World>, trial: number): Promise<TrialRecord | undefined> => {
     const trialSeedValue = trialSeed(seed, kase.id, trial);
@@ -292,14 +294,23 @@ export async function runEval<World>(
       if (isConfigurationError(error)) throw error;
       return harnessFailure(`building the trial failed: ${errorInfo(error).message}`);
     }
-    const sinks: TraceSink[] = [{ write: (event) => void events.push(event) }, meter.sink(owner, checkSpend)];
+    const keep: TraceSink = { write: (event) => void events.push(event) };
     const started = clock.now();
     let result: RunResult;
-    try {
-      result = await runAgent({ ...config, input: kase.input, trace: sinks, signal: stop.signal });
-    } finally {
-      meter.settle(owner, undefined);
-    }
+    // The spend meter and the stop signal only when something can stop the eval: a listener per
+    // run is not free.
+    if (stoppable) {
+      try {
+        result = await runAgent({
+          ...config,
+          input: kase.input,
+          trace: metered ? [keep, meter.sink(owner, checkSpend)] : keep,
+          signal: stop.signal,
+        });
+      } finally {
+        meter.settle(owner, undefined);
+      }
+    } else result = await runAgent({ ...config, input: kase.input, trace: keep });
     const latencyMs = clock.now() - started;
     // Cancelled by the eval's budget or signal: not a result of the agent, so not recorded.
     if (stop.signal.aborted && result.outcome.kind === 'cancelled') return undefined;
@@ -329,7 +340,12 @@ export async function runEval<World>(
       outcome: result.outcome,
       failureClass: pass
         ? null
-        : classifyFailure({ outcome: result.outcome, trajectory, predicatePassed: verdict.pass }),
+        : classifyFailure({
+            outcome: result.outcome,
+            trajectory,
+            predicatePassed: verdict.pass,
+            trace: events,
+          }),
       trajectory,
       billedTokens: result.billedTokens,
       costUsd: result.costUsd,
