@@ -4,10 +4,13 @@ import { gzipSync } from 'node:zlib';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultStepperSettings, scenarioOverrides, stepViews } from '../lab/src/stepper.js';
+import { parseEvalReport, renderEvalReportHtml, runFaultMatrix } from '../src/eval/index.js';
 import { describeOutcome } from '../src/index.js';
 import { renderChartSvg } from '../src/plot/index.js';
 import { runScenario, type ScenarioName, scenarioNames } from '../src/scenarios/index.js';
 import { findSimModel } from '../src/sim/index.js';
+import { fakeClock } from '../src/testing/index.js';
+import { hostileAnswer, sampleEvalSuite } from './support/eval-sample.js';
 import { serveStatic } from './support/lab-server.js';
 
 // The lab, built by `npm run lab:build`, served on loopback and driven in Debian's Chromium.
@@ -15,6 +18,7 @@ const distribution = new URL('../lab/dist', import.meta.url).pathname;
 const chromiumPath = process.env['REINS_CHROMIUM'] ?? '/usr/bin/chromium';
 const artifacts = new URL('../test-artifacts/lab', import.meta.url).pathname;
 const skip = process.env['REINS_SKIP_BROWSER'] === '1';
+const evalFixture = new URL('./fixtures/eval-report-v1.json', import.meta.url).pathname;
 
 let browser: Browser;
 let server: Awaited<ReturnType<typeof serveStatic>>;
@@ -27,6 +31,11 @@ async function open(hash = '', width = 1100): Promise<Page> {
       problems.push(`${message.type()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  // A dialog means text from a report ran as script.
+  page.on('dialog', (dialog) => {
+    problems.push(`dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
   await page.goto(`${server.url}${hash}`);
   return page;
 }
@@ -429,7 +438,7 @@ describe.skipIf(skip)('the lab in Chromium', () => {
   });
 
   it('is usable at 375 px: no sideways scrolling, every control labelled, readable contrast', async () => {
-    for (const view of ['#loop', '#models', '#checks']) {
+    for (const view of ['#loop', '#models', '#checks', '#evals']) {
       const page = await open(view, 375);
       await page.waitForTimeout(0);
       if (view === '#models') await page.waitForSelector('#playground[data-state=done]');
@@ -444,6 +453,12 @@ describe.skipIf(skip)('the lab in Chromium', () => {
         await page.keyboard.press('End');
       }
       if (view === '#checks') await page.waitForSelector('#detection-0');
+      if (view === '#evals') {
+        // With a report open and a trace unfolded, so the tables, charts and traces are checked too.
+        await page.setInputFiles('#eval-file', evalFixture);
+        await page.waitForSelector('#evals[data-state=shown]');
+        await page.click('#evals details.trace summary');
+      }
       const report = await page.evaluate(() => {
         const unlabelled = [...document.querySelectorAll('input, select, button')]
           .filter((element) => (element as HTMLElement).offsetParent !== null)
@@ -495,6 +510,125 @@ describe.skipIf(skip)('the lab in Chromium', () => {
       await page.screenshot({ path: join(artifacts, `narrow-${view.slice(1)}.png`), fullPage: true });
       await page.close();
     }
+  });
+
+  it('the Evals tab opens a report file and shows it through the report’s own renderers', async () => {
+    const parsed = parseEvalReport(readFileSync(evalFixture, 'utf8'));
+    if (!parsed.ok) throw new Error(parsed.error);
+    const report = parsed.report;
+    const page = await open('#evals');
+    // The file input is reachable by keyboard and labelled.
+    let hops = 0;
+    while ((await page.evaluate(() => document.activeElement?.id)) !== 'eval-file' && hops++ < 20)
+      await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('eval-file');
+    expect(await page.textContent('label[for=eval-file]')).toBe('Eval report (JSON)');
+    await page.setInputFiles('#eval-file', evalFixture);
+    await page.waitForSelector('#evals[data-state=shown]');
+    expect(await page.textContent('[data-testid=judge-warning]')).toBe(`Judge: ${report.judge?.warning}`);
+    const rates = await page.$$eval('[data-testid=summary-rates] tbody tr', (rows) =>
+      rows.map((row) => [...row.querySelectorAll('th, td')].map((cell) => cell.textContent)),
+    );
+    const [low, high] = report.summary.passRateCi95;
+    expect(rates[0]).toEqual([
+      'Pass rate',
+      `${(report.summary.passRate * 100).toFixed(1)} %`,
+      `${(low * 100).toFixed(1)}–${(high * 100).toFixed(1)} %`,
+    ]);
+    const cases = await page.$$eval('[data-testid=case-table] tbody th', (cells) =>
+      cells.map((cell) => cell.textContent),
+    );
+    expect(cases).toEqual(report.cases.map((one) => one.id));
+    expect(await page.locator('[data-testid=failure-mix]').count()).toBe(1);
+    expect(await page.locator('[data-testid=cost-histogram] rect').count()).toBeGreaterThan(0);
+    const failed = report.trials.filter((trial) => !trial.pass);
+    expect(await page.locator('[data-testid=failed-trials] tbody tr').count()).toBe(failed.length);
+    expect(await page.locator('#evals details.trace').count()).toBe(failed.length);
+    // Model text arrives as text: no element was made from it, and it reads back verbatim.
+    expect(await page.locator('#evals script, #evals img, #evals b').count()).toBe(0);
+    expect(await page.textContent('[data-testid=failed-trials] tbody')).toContain(
+      `answered ${hostileAnswer}`,
+    );
+    // A failed trial's link opens its trace.
+    const link = page.locator('[data-testid=failed-trials] tbody a').first();
+    const target = (await link.getAttribute('href'))?.slice(1) ?? '';
+    await link.click();
+    expect(await page.getAttribute(`#${target}`, 'open')).toBe('');
+    expect(await page.evaluate(() => location.hash)).toBe('#evals');
+    expect(await page.isVisible('#evals')).toBe(true);
+    expect(await page.textContent(`#${target} pre`)).toContain('outcome');
+    await page.screenshot({ path: join(artifacts, 'evals.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('the Evals tab names what is wrong with a file that is not an eval report', async () => {
+    const page = await open('#evals');
+    const file = (name: string, text: string) => ({
+      name,
+      mimeType: 'application/json',
+      buffer: Buffer.from(text),
+    });
+    await page.setInputFiles('#eval-file', file('old.json', '{"v":2,"suite":"x"}'));
+    await page.waitForSelector('#evals[data-state=error]');
+    expect(await page.textContent('#eval-file-error')).toBe(
+      'old.json: This eval report has version 2; this reader knows version 1.',
+    );
+    expect(await page.getAttribute('#eval-file', 'aria-invalid')).toBe('true');
+    expect(await page.getAttribute('#eval-file', 'aria-describedby')).toContain('eval-file-error');
+    expect(await page.getAttribute('#eval-file-error', 'role')).toBe('alert');
+    expect(await page.locator('[data-testid=eval-view] table').count()).toBe(0);
+    await page.setInputFiles('#eval-file', file('notes.json', 'these are not JSON'));
+    await page.waitForFunction(() =>
+      document.querySelector('#eval-file-error')?.textContent?.startsWith('notes.json'),
+    );
+    expect(await page.textContent('#eval-file-error')).toMatch(/^notes\.json: This file is not JSON/);
+    // A good file clears the error.
+    await page.setInputFiles('#eval-file', evalFixture);
+    await page.waitForSelector('#evals[data-state=shown]');
+    expect(await page.textContent('#eval-file-error')).toBe('');
+    expect(await page.getAttribute('#eval-file', 'aria-invalid')).toBeNull();
+    await page.close();
+  });
+
+  it('the standalone HTML report runs nothing, fetches nothing and fits 375 px', async () => {
+    const parsed = parseEvalReport(readFileSync(evalFixture, 'utf8'));
+    if (!parsed.ok) throw new Error(parsed.error);
+    const faults = await runFaultMatrix(sampleEvalSuite(), {
+      faults: ['http_500', 'empty', 'schema_invalid'],
+      run: { trials: 2, k: 1, clock: fakeClock() },
+    });
+    const page = await browser.newPage({ viewport: { width: 375, height: 800 } });
+    const requests: string[] = [];
+    page.on('request', (request) => requests.push(request.url()));
+    page.on('dialog', (dialog) => {
+      problems.push(`dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    await page.setContent(renderEvalReportHtml(parsed.report, { faults }));
+    // Without a script, a failed trial's link still shows its trace (CSS unfolds the target).
+    const link = page.locator('[data-testid=failed-trials] tbody a').first();
+    const target = (await link.getAttribute('href'))?.slice(1) ?? '';
+    expect(await page.isVisible(`#${target} pre`)).toBe(false);
+    await link.click();
+    expect(await page.isVisible(`#${target} pre`)).toBe(true);
+    const shape = await page.evaluate(() => ({
+      scrollWidth: document.documentElement.scrollWidth,
+      scripts: document.querySelectorAll('script').length,
+      first: document.querySelector('main')?.firstElementChild?.getAttribute('data-testid'),
+      heat: document.querySelectorAll('[data-testid=fault-heat-map] tbody td').length,
+      untested: document.querySelectorAll('[data-testid=fault-heat-map] td.untested').length,
+    }));
+    expect(shape).toEqual({
+      scrollWidth: 375,
+      scripts: 0,
+      first: 'judge-warning',
+      heat: faults.cells.length,
+      untested: faults.cells.filter((cell) => cell.recoveryRate === null).length,
+    });
+    expect(requests.filter((url) => !url.startsWith('about:') && !url.startsWith('data:'))).toEqual([]);
+    await page.screenshot({ path: join(artifacts, 'eval-report-narrow.png'), fullPage: true });
+    await page.close();
   });
 
   it('all JavaScript of the built site is at most 200 KB gzipped', () => {

@@ -1,9 +1,10 @@
 import { mountChecks } from './checks.js';
+import { mountEvals } from './evals.js';
 import { modelList } from './model-list.js';
 import { mountPlaygrounds } from './playground.js';
 import { mountStepper } from './stepper.js';
 
-const views = ['loop', 'models', 'checks'] as const;
+const views = ['loop', 'models', 'checks', 'evals'] as const;
 type View = (typeof views)[number];
 const mounted = new Set<View>();
 
@@ -15,6 +16,7 @@ function mount(view: View): void {
   if (view === 'loop') mountStepper(root);
   if (view === 'models') mountPlaygrounds(root, modelList);
   if (view === 'checks') void mountChecks(root);
+  if (view === 'evals') mountEvals(root);
 }
 
 function show(view: View): void {
