@@ -1,11 +1,17 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import cliProgress from 'cli-progress';
 import Table from 'cli-table3';
 import { importOptionalPeer } from '../errors/missing-peer.js';
 import { ConfigurationError } from '../errors/reins-error.js';
+import { compareEvals } from '../eval/compare-evals.js';
 import type { EvalReport, EvalSuite } from '../eval/eval-types.js';
 import { failureClasses } from '../eval/failure-class.js';
+import { type ToolFault, toolFaults } from '../eval/fault-injection.js';
+import { type FaultMatrixReport, runFaultMatrix } from '../eval/fault-matrix.js';
+import { parseEvalReport } from '../eval/parse-eval-report.js';
+import { renderEvalReportHtml } from '../eval/render-eval-html.js';
 import { type RunEvalOptions, runEval } from '../eval/run-eval.js';
 import { type RegressionOptions, runRegression } from '../eval/trace-cases.js';
 import { readJsonlTrace } from '../node/jsonl-trace-sink.js';
@@ -29,6 +35,15 @@ export interface EvalRunFlags {
   progress: boolean;
   /** Keep each trial's trace in the JSON. */
   traces: boolean;
+  /** Also run the fault matrix: these faults (all when empty), on these tools (all when unset). */
+  faultMatrix?:
+    | {
+        faults: string[];
+        tools?: string[] | undefined;
+        rate?: number | undefined;
+        atCall?: number | undefined;
+      }
+    | undefined;
 }
 
 /** The report with each trial's trace left out (they are most of its size). */
@@ -194,8 +209,36 @@ export async function evalRun(file: string, flags: EvalRunFlags): Promise<number
     if (barStarted) bar?.stop();
     store?.close();
   }
-  if (flags.json) console.log(JSON.stringify(flags.traces ? report : withoutTraces(report), null, 2));
-  else console.log(evalTables(report));
+  let faults: FaultMatrixReport | undefined;
+  if (flags.faultMatrix) {
+    const unknown = flags.faultMatrix.faults.filter(
+      (fault) => !(toolFaults as readonly string[]).includes(fault),
+    );
+    if (unknown.length > 0)
+      throw new ConfigurationError('--faults', `no fault ${unknown.join(', ')} (${toolFaults.join(', ')})`);
+    const matrixOptions: Parameters<typeof runFaultMatrix>[1] = {
+      run: { ...options, onTrial: () => {} },
+      onCell: (cell, done, total) => {
+        if (!flags.json && flags.progress && cell)
+          process.stderr.write(`  fault matrix ${done}/${total}: ${cell.tool} × ${cell.fault}\n`);
+      },
+    };
+    delete matrixOptions.run?.store;
+    if (flags.faultMatrix.faults.length > 0) matrixOptions.faults = flags.faultMatrix.faults as ToolFault[];
+    if (flags.faultMatrix.tools) matrixOptions.tools = flags.faultMatrix.tools;
+    if (flags.faultMatrix.rate !== undefined) matrixOptions.rate = flags.faultMatrix.rate;
+    if (flags.faultMatrix.atCall !== undefined) matrixOptions.atCall = flags.faultMatrix.atCall;
+    faults = await runFaultMatrix(suite, matrixOptions);
+  }
+  if (flags.html) writeFileSync(flags.html, renderEvalReportHtml(report, faults ? { faults } : {}));
+  if (flags.json) {
+    const printed = flags.traces ? report : withoutTraces(report);
+    console.log(JSON.stringify(faults ? { ...printed, faults } : printed, null, 2));
+  } else {
+    console.log(evalTables(report));
+    if (faults) console.log(faultTable(faults));
+    if (flags.html) console.log(`HTML report: ${flags.html}`);
+  }
   if (report.stopped) return 1;
   if (flags.minPassRate !== undefined && report.summary.passRate < flags.minPassRate) {
     if (!flags.json)
@@ -259,4 +302,51 @@ export async function evalRegress(
     );
   }
   return diffs.some((diff) => diff.outcomeChanged) ? 1 : 0;
+}
+
+/** The fault matrix as a table: recovery rate and cost multiplier per (tool, fault). */
+export function faultTable(matrix: FaultMatrixReport): string {
+  const faults = [...new Set(matrix.cells.map((cell) => cell.fault))];
+  const tools = [...new Set(matrix.cells.map((cell) => cell.tool))];
+  const table = new Table({ head: ['recovered · cost ×', ...faults] });
+  for (const tool of tools)
+    table.push([
+      sanitize(tool),
+      ...faults.map((fault) => {
+        const cell = matrix.cells.find((one) => one.tool === tool && one.fault === fault);
+        if (!cell) return '';
+        if (cell.recoveryRate === null) return 'untested';
+        return `${percent(cell.recoveryRate)} · ${cell.costMultiplier === null ? '—' : cell.costMultiplier.toFixed(2)}×`;
+      }),
+    ]);
+  return `Fault matrix (baseline pass rate ${percent(matrix.baseline.passRate)}; recovery = passes among trials where the fault fired)\n${table.toString()}`;
+}
+
+/** `reins eval compare BASELINE CANDIDATE`: exit 0 within noise or better, 1 when the candidate passes less. */
+export function evalCompare(baselineFile: string, candidateFile: string, json: boolean): number {
+  const read = (file: string) => {
+    const parsed = parseEvalReport(readFileSync(file, 'utf8'));
+    if (!parsed.ok) throw new ConfigurationError('report', `${file}: ${parsed.error}`);
+    return parsed.report;
+  };
+  const comparison = compareEvals(read(baselineFile), read(candidateFile));
+  if (json) console.log(JSON.stringify(comparison, null, 2));
+  else {
+    console.log(comparison.verdict);
+    const table = new Table({ head: ['case', 'n', 'baseline', 'candidate', 'change'] });
+    for (const one of comparison.cases)
+      table.push([
+        sanitize(one.id),
+        String(one.n),
+        percent(one.baselinePassRate),
+        percent(one.candidatePassRate),
+        `${one.difference >= 0 ? '+' : '−'}${Math.abs(one.difference * 100).toFixed(1)}`,
+      ]);
+    console.log(table.toString());
+    const ci = comparison.costUsd.differenceCi95;
+    console.log(
+      `cost per trial ${comparison.costUsd.meanDifference >= 0 ? '+' : '−'}${usd(Math.abs(comparison.costUsd.meanDifference))}${ci ? ` [${usd(ci[0])}, ${usd(ci[1])}]` : ''} · cost p99 ${usd(comparison.costP99.baseline)} → ${usd(comparison.costP99.candidate)} · latency p99 ${comparison.latencyP99Ms.baseline} → ${comparison.latencyP99Ms.candidate} ms · ${comparison.pairs} paired trials${comparison.unpaired > 0 ? `, ${comparison.unpaired} unpaired left out` : ''}`,
+    );
+  }
+  return !comparison.passRate.withinNoise && comparison.passRate.difference < 0 ? 1 : 0;
 }

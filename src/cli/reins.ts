@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { toolFaults } from '../eval/fault-injection.js';
 import { scenarioNames } from '../scenarios/index.js';
 import { benchContext } from './bench-context.js';
 import { benchFleet } from './bench-fleet.js';
@@ -9,7 +10,7 @@ import { benchInjection } from './bench-injection.js';
 import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
-import { evalRegress, evalRun } from './eval.js';
+import { evalCompare, evalRegress, evalRun } from './eval.js';
 import { glossary } from './glossary.js';
 import { addModelCommands } from './model.js';
 import { sanitize } from './sanitize.js';
@@ -156,6 +157,7 @@ bench
     });
   });
 
+const toolFaultNames = toolFaults.join(', ');
 const evals = program
   .command('eval')
   .description('Run eval suites: k trials per case, pass@k and pass^k, failure classes');
@@ -197,6 +199,23 @@ evals
       positiveNumber('--min-pass-rate'),
     ),
   )
+  .option('--html <file>', 'write a self-contained HTML report')
+  .option(
+    '--fault-matrix [faults]',
+    `also break each tool in turn, one fault at a time (comma-separated; default all: ${toolFaultNames})`,
+  )
+  .option('--fault-tools <tools>', 'with --fault-matrix: only these tools (comma-separated)')
+  .addOption(
+    new Option(
+      '--fault-rate <rate>',
+      'with --fault-matrix: fire on this share of calls (default: the first call)',
+    ).argParser(positiveNumber('--fault-rate')),
+  )
+  .addOption(
+    new Option('--fault-at-call <n>', 'with --fault-matrix: fire on the n-th call to the tool').argParser(
+      wholeNumber('--fault-at-call', 1),
+    ),
+  )
   .option('--json', 'print the report as JSON')
   .option('--traces', 'with --json: keep each trial\u2019s trace')
   .option('--no-progress', 'no progress bar')
@@ -215,7 +234,32 @@ evals
       minPassRate: options.minPassRate,
       progress: options.progress !== false,
       traces: Boolean(options.traces),
+      html: options.html,
+      faultMatrix:
+        options.faultMatrix === undefined
+          ? undefined
+          : {
+              faults:
+                typeof options.faultMatrix === 'string' ? options.faultMatrix.split(',').filter(Boolean) : [],
+              tools:
+                typeof options.faultTools === 'string'
+                  ? options.faultTools.split(',').filter(Boolean)
+                  : undefined,
+              rate: options.faultRate,
+              atCall: options.faultAtCall,
+            },
     });
+  });
+evals
+  .command('compare')
+  .argument('<baseline>', 'a report from `reins eval run --json`')
+  .argument('<candidate>', 'another, run with the same seed')
+  .option('--json', 'print the comparison as JSON')
+  .description(
+    'Paired comparison of two eval runs: the pass-rate change tested, cost and p99 deltas; exit 1 when the candidate is worse beyond noise',
+  )
+  .action((baseline, candidate, options) => {
+    process.exitCode = evalCompare(baseline, candidate, Boolean(options.json));
   });
 evals
   .command('regress')

@@ -2,6 +2,7 @@
 export * from './agreement.js';
 export { type BootstrapOptions, bootstrapInterval } from './bootstrap-interval.js';
 export * from './calibrate-judge.js';
+export * from './compare-evals.js';
 export * from './distribution.js';
 export * from './escape-html.js';
 export * from './eval-report.js';
