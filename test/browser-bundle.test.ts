@@ -47,6 +47,18 @@ describe('the core runs in a browser', () => {
     expect([...packages]).toEqual(['zod']);
   });
 
+  it('reins/eval bundles for the browser with zod its only dependency, and no Node built-in', async () => {
+    const result = await bundle('eval/index.ts');
+    const packages = new Set(
+      Object.keys(result.metafile.inputs)
+        .filter((input) => input.includes('node_modules/'))
+        .map((input) => input.split('node_modules/')[1]?.split('/')[0]),
+    );
+    expect([...packages].filter((name) => name !== 'zod')).toEqual([]);
+    const text = result.outputFiles[0]!.text;
+    for (const name of builtinModules) expect(text).not.toMatch(new RegExp(`from ["'](node:)?${name}["']`));
+  });
+
   it.each(['sim/index.ts'])('%s bundles for the browser with no dependency at all', async (path) => {
     const result = await bundle(path);
     expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual([]);
