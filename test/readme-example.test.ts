@@ -102,6 +102,18 @@ describe("the README's complete example", () => {
     expect(output.trim()).toBe('answered');
   });
 
+  it('the evals section type-checks and runs the same way', () => {
+    writeProject(readmeSection('Evals that tell the truth'));
+    typeCheck('README.md', 'the evals example');
+    const output = execFileSync(process.execPath, [join(project, 'out', 'example.js')], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(output).toMatch(/^pass rate [\d.]+ \[[\d.]+, [\d.]+\], pass@3 [\d.]+, pass\^3 [\d.]+$/m);
+    expect(output).toMatch(/wrong_answer/);
+  });
+
   it('the token-counting section type-checks and runs the same way', () => {
     writeProject(readmeSection('Token counting'));
     typeCheck('README.md', 'the token-counting example');
