@@ -32,6 +32,7 @@ const results = {
   resilience: load('resilience'),
   injection: load('injection'),
   context: load('context'),
+  eval: load('eval'),
 };
 
 const fixed = (value: number | undefined, digits = 1) =>
@@ -212,6 +213,16 @@ function bars(): Bar[] {
       'partial-json',
     ),
     ...contextReportBars(),
+    bar(
+      'eval harness: runEval ÷ the same 1,000 trials keeping the same traces, 4 in flight',
+      results.eval?.overheadVsTraced,
+      results.eval
+        ? `+${fixed(results.eval.overheadVsTraced * 100)} % (+${fixed(results.eval.overheadVsBare * 100)} % over runs that keep no trace)`
+        : '—',
+      '≤ 5 %',
+      (v) => v <= 0.05,
+      'eval',
+    ),
     bar(
       'prompt injection: attack success, recommended configuration',
       results.injection?.guarded.attackSuccessRate,
@@ -554,6 +565,34 @@ function injectionTable(): string {
   );
 }
 
+function evalTable(): string {
+  const data = results.eval;
+  if (!data) return '_No results: run `npm run bench -- --only eval`._';
+  return table(
+    ['contender', `${data.trials.toLocaleString('en-US')} trials (ms, median)`, 'min–max', '× bare'],
+    [
+      [
+        'bare `runAgent` pool',
+        fixed(data.bareMs),
+        `${fixed(Math.min(...data.samples.bare))}–${fixed(Math.max(...data.samples.bare))}`,
+        '1.00×',
+      ],
+      [
+        'bare pool + memory trace per run',
+        fixed(data.bareWithTraceMs),
+        `${fixed(Math.min(...data.samples['bare+trace']))}–${fixed(Math.max(...data.samples['bare+trace']))}`,
+        ratio(data.bareWithTraceMs / data.bareMs),
+      ],
+      [
+        '`runEval`',
+        fixed(data.runEvalMs),
+        `${fixed(Math.min(...data.samples.runEval))}–${fixed(Math.max(...data.samples.runEval))}`,
+        ratio(data.runEvalMs / data.bareMs),
+      ],
+    ],
+  );
+}
+
 function contextTable(): string {
   const data = results.context;
   if (!data) return '_No results: run `npm run bench:context`._';
@@ -677,6 +716,7 @@ const tables: Record<string, () => string> = {
   resilience: resilienceTable,
   injection: injectionTable,
   context: contextTable,
+  eval: evalTable,
   meta: metaTable,
 };
 
