@@ -9,7 +9,7 @@
  * Or:     npx reins eval run examples/eval-incident-agent.ts --trials 10 --k 3
  */
 import type { Message, ModelRequest, RandomSource } from 'reins';
-import { type EvalCase, type EvalSuite, runEval } from 'reins/eval';
+import { type EvalCase, type EvalSuite, runEval, runFaultMatrix } from 'reins/eval';
 import { incidentTools, inputKey, type ScenarioData } from 'reins/scenarios';
 import { type ScriptedTurn, scriptedModel } from 'reins/testing';
 
@@ -309,19 +309,31 @@ const suite: EvalSuite<IncidentCase> = {
     actor: { id: 'oncall', scopes: ['incidents:read'] },
     maxSteps: 8,
     repeatLimit: 3,
+    toolTimeoutMs: 200,
     maxToolErrors: 4,
     prices: { 'sim-oncall': { inputUsdPerMillionTokens: 3, outputUsdPerMillionTokens: 15 } },
   }),
 };
 export default suite;
 
-export async function main(trials = 10) {
-  const report = await runEval(suite, { trials, k: 3, concurrency: 4, seed: 20261203 });
-  return { report };
+/**
+ * The eval (k = 3 over `trials` trials a case), then the fault matrix: each of the tools the plans
+ * use broken one way at a time, on its first call, with `trials` trials a case per cell.
+ */
+export async function main(trials = 10, matrixTrials = 3) {
+  const run = { trials, k: 3, concurrency: 4, seed: 20261203 };
+  const report = await runEval(suite, run);
+  const matrix = await runFaultMatrix(suite, {
+    tools: ['get_service_health', 'list_deploys', 'get_error_summary', 'get_dependency_status'],
+    atCall: 1,
+    delayMs: 50,
+    run: { ...run, trials: matrixTrials },
+  });
+  return { report, matrix };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { report } = await main();
+  const { report, matrix } = await main();
   const { summary } = report;
   console.log(
     `${report.suite}: ${summary.trials} trials, pass rate ${(summary.passRate * 100).toFixed(1)} %`,
@@ -332,4 +344,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       `  ${one.id.padEnd(20)} ${one.passes}/${one.n}  pass@3 ${one.passAtK?.toFixed(2)}  pass^3 ${one.passHatK?.toFixed(2)}`,
     );
   console.log('failure classes:', report.failureClasses);
+  console.log('fault matrix: recovered (the same trials unfaulted) · cost ×');
+  for (const cell of matrix.cells)
+    console.log(
+      `  ${cell.tool.padEnd(22)} ${cell.fault.padEnd(15)} ${cell.recoveryRate === null ? 'untested' : `${(cell.recoveryRate * 100).toFixed(0)} % (${((cell.baselinePassRateOnFaulted ?? 0) * 100).toFixed(0)} %)`} · ${cell.costMultiplier?.toFixed(2) ?? '—'}×`,
+    );
 }

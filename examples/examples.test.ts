@@ -36,7 +36,7 @@ describe('examples run offline', () => {
   });
 
   it('eval-incident-agent: 12 cases × 10 trials; pass^3 well under pass@3, every failure classified', async () => {
-    const { report } = await incidentEval();
+    const { report, matrix } = await incidentEval();
     expect(report.cases).toHaveLength(12);
     expect(report.summary.trials).toBe(120);
     expect(report.summary.passAtK).toBeGreaterThan(report.summary.passHatK ?? 1);
@@ -48,6 +48,16 @@ describe('examples run offline', () => {
     // Harder cases fail more: the hardest case passes less often than the easiest.
     const byId = new Map(report.cases.map((one) => [one.id, one]));
     expect(byId.get('payments-full')?.passes).toBeLessThan(byId.get('checkout-health')?.passes ?? 0);
+    // The fault matrix: 4 tools × 8 faults, each cell tested (the plans call every one of them).
+    expect(matrix.cells).toHaveLength(32);
+    expect(matrix.cells.every((cell) => cell.injected > 0 && cell.recoveryRate !== null)).toBe(true);
+    // A failing tool costs passes: some cell recovers less often than the same trials pass unfaulted.
+    expect(
+      matrix.cells.some((cell) => (cell.recoveryRate ?? 1) < (cell.baselinePassRateOnFaulted ?? 0)),
+    ).toBe(true);
+    // A slow tool changes nothing but time: the same trials pass as often.
+    for (const cell of matrix.cells.filter((one) => one.fault === 'slow'))
+      expect(cell.recoveryRate).toBe(cell.baselinePassRateOnFaulted);
   });
 
   it('judge-calibration: raw agreement looks fine while κ, position flips and padding expose the judge', async () => {

@@ -308,7 +308,7 @@ export async function evalRegress(
 export function faultTable(matrix: FaultMatrixReport): string {
   const faults = [...new Set(matrix.cells.map((cell) => cell.fault))];
   const tools = [...new Set(matrix.cells.map((cell) => cell.tool))];
-  const table = new Table({ head: ['recovered · cost ×', ...faults] });
+  const table = new Table({ head: ['recovered (unfaulted) · cost ×', ...faults] });
   for (const tool of tools)
     table.push([
       sanitize(tool),
@@ -316,10 +316,10 @@ export function faultTable(matrix: FaultMatrixReport): string {
         const cell = matrix.cells.find((one) => one.tool === tool && one.fault === fault);
         if (!cell) return '';
         if (cell.recoveryRate === null) return 'untested';
-        return `${percent(cell.recoveryRate)} · ${cell.costMultiplier === null ? '—' : cell.costMultiplier.toFixed(2)}×`;
+        return `${percent(cell.recoveryRate)} (${percent(cell.baselinePassRateOnFaulted)}) · ${cell.costMultiplier === null ? '—' : cell.costMultiplier.toFixed(2)}×`;
       }),
     ]);
-  return `Fault matrix (baseline pass rate ${percent(matrix.baseline.passRate)}; recovery = passes among trials where the fault fired)\n${table.toString()}`;
+  return `Fault matrix: passes among the trials where the fault fired (the same trials unfaulted) · their cost over the same trials unfaulted; baseline pass rate ${percent(matrix.baseline.passRate)}\n${table.toString()}`;
 }
 
 /** `reins eval compare BASELINE CANDIDATE`: exit 0 within noise or better, 1 when the candidate passes less. */

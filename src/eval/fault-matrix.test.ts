@@ -99,6 +99,8 @@ describe('runFaultMatrix against runEval', () => {
     const http500 = cell('get_order', 'http_500');
     expect(http500).toMatchObject({ trials: 8, passes: 8, injected: 8, faultedTrials: 8, recoveryRate: 1 });
     expect(http500?.costMultiplier).toBeGreaterThan(1);
+    // Every trial was faulted here, so the same-trials multiplier is the whole cell's.
+    expect(http500?.baselinePassRateOnFaulted).toBe(1);
     expect(http500?.costMultiplier).toBeCloseTo(
       (http500?.meanCostUsd ?? 0) / matrix.baseline.meanCostUsd,
       12,
@@ -123,7 +125,8 @@ describe('runFaultMatrix against runEval', () => {
         faultedTrials: 0,
         recoveryRate: null,
         recoveryCi95: null,
-        costMultiplier: 1,
+        baselinePassRateOnFaulted: null,
+        costMultiplier: null,
       });
     }
   });

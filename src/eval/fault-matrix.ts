@@ -43,7 +43,16 @@ export interface FaultMatrixCell {
   recoveryRate: number | null;
   recoveryCi95: Interval | null;
   meanCostUsd: number;
-  /** Mean cost in the cell over the baseline's; null when the baseline cost nothing. */
+  /**
+   * The same trials (same case and seed) in the unfaulted baseline: how often they passed there.
+   * Recovery is read against this, not against the whole baseline, since the trials a fault reaches
+   * (those that call the tool) are not a random sample. Null when the fault never fired.
+   */
+  baselinePassRateOnFaulted: number | null;
+  /**
+   * Mean cost of the faulted trials over the mean cost of the same trials unfaulted: what recovering
+   * (or failing) cost. Null when the fault never fired or those trials cost nothing unfaulted.
+   */
   costMultiplier: number | null;
   failureClasses: Partial<Record<FailureClass, number>>;
   stopped: EvalReport['stopped'];
@@ -62,7 +71,8 @@ export interface FaultMatrixReport {
 /**
  * Runs the suite once as is and once per (tool, fault) with that one tool broken, through
  * `runEval`, and reports per cell how often the agent recovered (passed in trials where the fault
- * fired), with a Wilson interval, and what recovering cost next to the baseline. A fault that never
+ * fired), with a Wilson interval, beside how often the same trials passed unfaulted, and what the
+ * fault cost: the faulted trials' mean cost over the same trials' unfaulted cost. A fault that never
  * fired in a cell (the agent did not call that tool, or a low rate drew no hit) shows `injected: 0`
  * and a null recovery rate: untested, not recovered.
  *
@@ -84,6 +94,9 @@ export async function runFaultMatrix<World>(
   const baseline = await runEval(suite, run);
   options.onCell?.(undefined, 1, total);
   const baselineCost = baseline.summary.cost.mean;
+  const baselineTrials = new Map(
+    baseline.trials.map((trial) => [faultLedgerKey(trial.caseId, trial.trial), trial]),
+  );
   const firing: FaultFiring = {};
   if (options.rate !== undefined) firing.rate = options.rate;
   if (options.atCall !== undefined) firing.atCall = options.atCall;
@@ -107,6 +120,15 @@ export async function runFaultMatrix<World>(
         faultedKeys.has(faultLedgerKey(trial.caseId, trial.trial)),
       ).length;
       const meanCostUsd = report.summary.cost.mean;
+      const onFaulted = report.trials.filter((trial) =>
+        faultedKeys.has(faultLedgerKey(trial.caseId, trial.trial)),
+      );
+      const unfaulted = onFaulted.flatMap((trial) => {
+        const same = baselineTrials.get(faultLedgerKey(trial.caseId, trial.trial));
+        return same ? [same] : [];
+      });
+      const faultedCost = onFaulted.reduce((sum, trial) => sum + trial.costUsd, 0);
+      const unfaultedCost = unfaulted.reduce((sum, trial) => sum + trial.costUsd, 0);
       const cell: FaultMatrixCell = {
         tool,
         fault,
@@ -118,7 +140,12 @@ export async function runFaultMatrix<World>(
         recoveryRate: faultedTrials === 0 ? null : recoveries / faultedTrials,
         recoveryCi95: faultedTrials === 0 ? null : wilsonInterval(recoveries, faultedTrials),
         meanCostUsd,
-        costMultiplier: baselineCost > 0 ? meanCostUsd / baselineCost : null,
+        baselinePassRateOnFaulted:
+          unfaulted.length === 0 ? null : unfaulted.filter((trial) => trial.pass).length / unfaulted.length,
+        costMultiplier:
+          unfaulted.length === 0 || unfaultedCost <= 0
+            ? null
+            : faultedCost / onFaulted.length / (unfaultedCost / unfaulted.length),
         failureClasses: report.failureClasses,
         stopped: report.stopped,
       };

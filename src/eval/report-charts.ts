@@ -102,8 +102,9 @@ export function renderFaultHeatMap(matrix: FaultMatrixReport): string {
         return `<td class="untested" data-injected="0"><span class="rate">untested</span><span class="hint">fault never fired</span></td>`;
       return (
         `<td style="background:${recoveryColour(cell.recoveryRate)}" data-injected="${escapeHtml(cell.injected)}" ` +
-        `title="${escapeHtml(`${cell.recoveries} of ${cell.faultedTrials} faulted trials passed; 95 % ${interval(cell.recoveryCi95)}; ${cell.injected} faults fired`)}">` +
+        `title="${escapeHtml(`${cell.recoveries} of ${cell.faultedTrials} faulted trials passed (95 % ${interval(cell.recoveryCi95)}); the same trials unfaulted: ${percent(cell.baselinePassRateOnFaulted ?? 0)}; ${cell.injected} faults fired`)}">` +
         `<span class="rate">${escapeHtml(percent(cell.recoveryRate))}</span>` +
+        `<span class="hint">unfaulted ${escapeHtml(percent(cell.baselinePassRateOnFaulted ?? 0))}</span>` +
         `<span class="hint">cost ${escapeHtml(multiplier(cell.costMultiplier))}</span></td>`
       );
     });
