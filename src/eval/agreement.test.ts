@@ -39,6 +39,13 @@ describe('cohensKappa', () => {
     expect(cohensKappa(human, judge)).toBeCloseTo(0, 12);
   });
 
+  it("reproduces post-16's worked example: 84 % agreement at an 80/20 split on both sides is κ 0.50", () => {
+    // Both pass 80 of 100 and agree on 84: 72 pass/pass, 12 fail/fail, 8 each way apart.
+    const human = [...repeat('pass', 72), ...repeat('pass', 8), ...repeat('fail', 8), ...repeat('fail', 12)];
+    const judge = [...repeat('pass', 72), ...repeat('fail', 8), ...repeat('pass', 8), ...repeat('fail', 12)];
+    expect(cohensKappa(human, judge)).toBeCloseTo(0.5, 12);
+  });
+
   it('matches a textbook 2×2', () => {
     // 50 items: both yes 20, a yes/b no 5, a no/b yes 10, both no 15.
     // p_o = 35/50 = 0.7; p_e = 0.5·0.6 + 0.5·0.4 = 0.5; κ = (0.7 − 0.5)/(1 − 0.5) = 0.4.
