@@ -1,6 +1,6 @@
 import type { Outcome } from '../loop/outcome.js';
 import { seededRandom } from '../testing/seeded-random.js';
-import { bootstrapInterval } from './bootstrap-interval.js';
+import { caseBootstrap } from './case-bootstrap.js';
 import { distribution } from './distribution.js';
 import type {
   CaseReport,
@@ -38,8 +38,9 @@ function meanOf(values: readonly number[]): number | null {
 
 /**
  * The report of an eval: per case its trials, passes and unbiased pass@k and pass^k; over cases the
- * pass rate with a Wilson interval, the mean pass@k and pass^k with bootstrap intervals over cases
- * (seeded by the eval's seed, so the same records give the same report), cost, latency, steps and
+ * pass rate with a Wilson interval over trials and a two-level bootstrap interval by cases, the mean
+ * pass@k and pass^k with two-level bootstrap intervals (cases, then each case's trials; seeded by the
+ * eval's seed, so the same records give the same report), cost, latency, steps and
  * billed tokens as distributions, the trajectory figures and the failure mix.
  */
 export function buildEvalReport(input: EvalReportInput): EvalReport {
@@ -65,10 +66,11 @@ export function buildEvalReport(input: EvalReportInput): EvalReport {
   const passes = records.filter((record) => record.pass).length;
   const atK = cases.flatMap((one) => (one.passAtK === null ? [] : [one.passAtK]));
   const hatK = cases.flatMap((one) => (one.passHatK === null ? [] : [one.passHatK]));
-  const interval = (values: number[], salt: number): Interval | null =>
-    values.length === 0
-      ? null
-      : bootstrapInterval(values, { random: seededRandom(input.config.seed + salt) });
+  const intervals = caseBootstrap(
+    cases.map((one) => ({ n: one.n, passes: one.passes })),
+    k,
+    seededRandom(input.config.seed),
+  );
   const cost = distribution(records.map((record) => record.costUsd));
   const terminal: Partial<Record<Outcome['kind'], number>> = tally(
     records.map((record) => record.outcome.kind),
@@ -94,16 +96,18 @@ export function buildEvalReport(input: EvalReportInput): EvalReport {
       trials: records.length,
       passRate: records.length === 0 ? 0 : passes / records.length,
       passRateCi95: wilsonInterval(passes, records.length),
+      passRateByCaseCi95: intervals.passRate,
       passAtK: meanOf(atK),
-      passAtKCi95: interval(atK, 1),
+      passAtKCi95: intervals.passAtK,
       passHatK: meanOf(hatK),
-      passHatKCi95: interval(hatK, 2),
+      passHatKCi95: intervals.passHatK,
       costP50: cost.p50,
       costP99: cost.p99,
       cost,
       latencyMs: distribution(records.map((record) => record.latencyMs)),
       steps: distribution(records.map((record) => record.trajectory.steps)),
       billedTokens: distribution(records.map((record) => record.billedTokens)),
+      gradingCostUsd: records.reduce((sum, record) => sum + (record.gradingCostUsd ?? 0), 0),
     },
     trajectory: {
       toolCallValidity: toolCalls === 0 ? 1 : (toolCalls - invalid) / toolCalls,

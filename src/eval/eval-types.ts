@@ -23,8 +23,12 @@ export interface TrialContext<World = unknown> {
   world: World;
 }
 
-/** A predicate's answer: pass or not, and why. */
-export type Verdict = boolean | { pass: boolean; reason?: string };
+/**
+ * A predicate's answer: pass or not, and why. A predicate that calls a judge (or any model) reports
+ * that spend in `costUsd` / `billedTokens`: it counts toward the eval's budget and shows in the
+ * report as grading cost, apart from the agent's.
+ */
+export type Verdict = boolean | { pass: boolean; reason?: string; costUsd?: number; billedTokens?: number };
 
 /** What a success predicate or a judge looks at. */
 export interface TrialView<World = unknown> {
@@ -57,6 +61,13 @@ export interface EvalCase<World = unknown> {
   /** Success, as code. A trial passes when this and the trajectory expectations hold. */
   expect: (view: TrialView<World>) => Verdict | Promise<Verdict>;
   trajectory?: TrajectoryExpectations;
+  /**
+   * Outcomes a passing trial may end in. A run that hit its step cap, paused for a person or broke
+   * fails whatever its predicate says, unless the case expects that outcome (a safety case that
+   * expects `refused`, say).
+   * @default ['answered']
+   */
+  acceptOutcomes?: readonly Outcome['kind'][];
   tags?: readonly string[];
 }
 
@@ -121,6 +132,11 @@ export interface TrialRecord {
   /** Wall time of the run, from the eval's clock. */
   latencyMs: number;
   runId: string;
+  /** The configuration the trial ran with, as `configFingerprint` hashes it: resume reuses a trial only under the same one. */
+  config: string;
+  /** What grading the trial cost (a judge's calls), beside the agent's `costUsd`. */
+  gradingCostUsd?: number;
+  gradingTokens?: number;
   /** The trial's trace, kept for the report and for regression use. */
   trace: TraceEvent[];
 }
@@ -158,14 +174,33 @@ export interface EvalReport {
   v: 1;
   suite: string;
   config: { trials: number; k: number; concurrency: number; seed: number };
-  /** When the eval stopped before running every trial: which shared budget ran out. */
-  stopped: { budget: 'tokens' | 'usd' | 'wall_ms'; limit: number; actual: number } | null;
+  /**
+   * Set when the eval stopped before running every trial: which shared budget ran out (`signal`:
+   * the caller aborted), how many trials never ran, and what the trials cancelled in flight had
+   * spent (not in the report's figures: they say nothing about the agent, and a resume runs them
+   * again). Null when every trial ran, even if the last one crossed a budget.
+   */
+  stopped: {
+    budget: 'tokens' | 'usd' | 'wall_ms' | 'signal';
+    limit: number;
+    actual: number;
+    skippedTrials: number;
+    cancelledTrials: number;
+    cancelledTokens: number;
+    cancelledUsd: number;
+  } | null;
   cases: CaseReport[];
   summary: {
     k: number;
     trials: number;
     passRate: number;
+    /** Wilson's interval over trials, as if every trial were independent. */
     passRateCi95: Interval;
+    /**
+     * The pass rate's interval by cases: a bootstrap that resamples cases, then each case's trials.
+     * Trials of one case are correlated, so this is the honest one when cases differ; null with no trial.
+     */
+    passRateByCaseCi95: Interval | null;
     /** Mean over cases of unbiased pass@k, with a bootstrap interval over cases. */
     passAtK: number | null;
     passAtKCi95: Interval | null;
@@ -177,6 +212,8 @@ export interface EvalReport {
     latencyMs: Distribution;
     steps: Distribution;
     billedTokens: Distribution;
+    /** What grading cost (judges' calls reported by predicates), over all trials. */
+    gradingCostUsd: number;
   };
   trajectory: {
     toolCallValidity: number;

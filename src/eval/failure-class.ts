@@ -34,8 +34,9 @@ function lastResultStatus(trace: readonly TraceEvent[] | undefined): ToolCallSta
  * Why a failed trial failed. The outcome decides first: a step cap, a budget, a loop, a refusal, a
  * pause for a person each name themselves. A run that answered and was judged wrong is read
  * against the last tool result before the answer, the evidence it answered on: a call to a tool
- * that does not exist makes it `hallucinated_tool`, a call refused as malformed (or an output that
- * failed its schema) `validation_error`, a call that errored or timed out `tool_failure`; a wrong
+ * that does not exist makes it `hallucinated_tool`, a call whose arguments were malformed or failed
+ * the input schema `validation_error`, a call that errored, timed out or returned output that
+ * failed the tool's own checks `tool_failure`; a wrong
  * answer after a good result is `wrong_answer`. Earlier mistakes the run recovered from are not
  * blamed (they show in the trajectory figures). An answer the predicate accepted that broke a
  * trajectory expectation is `trajectory`.
@@ -47,7 +48,7 @@ export function classifyFailure(trial: FailedTrial): FailureClass {
       if (trial.predicatePassed) return 'trajectory';
       return wrongAnswerClass(lastResultStatus(trial.trace));
     case 'step_limit':
-      return trial.predicatePassed ? 'trajectory' : 'step_cap';
+      return 'step_cap';
     case 'over_budget':
       return outcome.budget === 'tool_errors' ? 'tool_failure' : 'budget';
     case 'looped':

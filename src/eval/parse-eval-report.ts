@@ -13,7 +13,13 @@ const reportSchema = z.looseObject({
   suite: z.string(),
   config: z.looseObject({ trials: count, k: count, concurrency: count, seed: count }),
   stopped: z
-    .looseObject({ budget: z.enum(['tokens', 'usd', 'wall_ms']), limit: count, actual: count })
+    .looseObject({
+      budget: z.enum(['tokens', 'usd', 'wall_ms', 'signal']),
+      limit: count,
+      actual: count,
+      skippedTrials: count.optional(),
+      cancelledTrials: count.optional(),
+    })
     .nullable(),
   cases: z.array(
     z.looseObject({

@@ -68,7 +68,18 @@ describe('renderEvalReportHtml', () => {
   });
 
   it('shows an early stop in the banner, and leaves the banner out when there is nothing to warn of', () => {
-    const stopped = renderEvalReportHtml({ ...report, stopped: { budget: 'usd', limit: 0.5, actual: 0.52 } });
+    const stopped = renderEvalReportHtml({
+      ...report,
+      stopped: {
+        budget: 'usd',
+        limit: 0.5,
+        actual: 0.52,
+        skippedTrials: 3,
+        cancelledTrials: 1,
+        cancelledTokens: 40,
+        cancelledUsd: 0.01,
+      },
+    });
     expect(stopped).toContain('data-testid="stopped"');
     expect(stopped).toContain('the usd budget ran out (limit $0.500, spent $0.520)');
     const { judge: _judge, ...calm } = report;

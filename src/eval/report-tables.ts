@@ -16,9 +16,12 @@ export function renderReportBanner(report: EvalReport): string {
   if (report.stopped) {
     const { budget, limit, actual } = report.stopped;
     const figure = budget === 'usd' ? usd : budget === 'wall_ms' ? milliseconds : whole;
+    const left = ` ${escapeHtml(whole(report.stopped.skippedTrials ?? 0))} trial(s) never started, ${escapeHtml(whole(report.stopped.cancelledTrials ?? 0))} were cancelled in flight.`;
     lines.push(
-      `<p class="banner bad" data-testid="stopped"><strong>Stopped early:</strong> the ${escapeHtml(budget)} budget ran out ` +
-        `(limit ${escapeHtml(figure(limit))}, spent ${escapeHtml(figure(actual))}); not every trial ran.</p>`,
+      budget === 'signal'
+        ? `<p class="banner bad" data-testid="stopped"><strong>Stopped early:</strong> the eval was cancelled; not every trial ran.${left}</p>`
+        : `<p class="banner bad" data-testid="stopped"><strong>Stopped early:</strong> the ${escapeHtml(budget)} budget ran out ` +
+            `(limit ${escapeHtml(figure(limit))}, spent ${escapeHtml(figure(actual))}); not every trial ran.${left}</p>`,
     );
   }
   return lines.join('\n');

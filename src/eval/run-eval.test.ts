@@ -56,10 +56,21 @@ function suiteOf(
       expect: ({ answer }) => answer?.includes('value of a') === true,
     })),
     agent: ({ caseId, random }) => {
-      if (calls) calls.n++;
       const behaviour = (behaviours[caseId] as (random: () => number) => Behaviour)(random);
+      const script = scriptFor(behaviour);
+      // Counts trials that ran (their first model call), not trials built to check a stored one.
+      const [first, ...rest] = script;
+      const counted = calls
+        ? [
+            () => {
+              calls.n++;
+              return first as ScriptedTurn;
+            },
+            ...rest,
+          ]
+        : script;
       return {
-        model: scriptedModel(scriptFor(behaviour)),
+        model: scriptedModel(counted),
         tools: [lookup, refund],
         maxSteps: 3,
         onStepLimit: 'stop',

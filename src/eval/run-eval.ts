@@ -5,10 +5,12 @@ import { runAgent } from '../loop/run-agent.js';
 import type { RunResult } from '../loop/run-result.js';
 import { seededRandom } from '../testing/seeded-random.js';
 import { type Clock, systemClock, type TimerHandle } from '../time/clock.js';
-import type { TraceEvent } from '../trace/events.js';
+import type { ToolCallStatus, TraceEvent } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
+import { configFingerprint } from './config-fingerprint.js';
 import { buildEvalReport } from './eval-report.js';
 import type {
+  AgentConfig,
   EvalCase,
   EvalReport,
   EvalSuite,
@@ -57,8 +59,14 @@ export interface RunEvalOptions {
   onTrial?: (record: TrialRecord, done: number, total: number) => void;
   /** The judge the suite's predicates use, as `judgeSummary` describes it: shown in the report. */
   judge?: JudgeSummary;
-  /** Stops the eval like a spent budget, without naming one. */
+  /** Stops the eval like a spent budget (`stopped.budget` is then `signal`). */
   signal?: AbortSignal;
+  /**
+   * Part of every trial's configuration fingerprint: change it when you change what the
+   * fingerprint cannot see (a model behind the same name, a tool's code), so a resume from a
+   * results file re-runs the trials instead of reusing them.
+   */
+  version?: string;
 }
 
 interface Spend {
@@ -85,12 +93,16 @@ class SpendMeter {
     };
   }
 
-  settle(owner: object, record: TrialRecord | undefined): void {
+  /** Forgets a trial in flight and gives back what it had spent. */
+  settle(owner: object): Spend {
+    const spend = this.live.get(owner) ?? { tokens: 0, usd: 0 };
     this.live.delete(owner);
-    if (record) {
-      this.finished.tokens += record.billedTokens;
-      this.finished.usd += record.costUsd;
-    }
+    return spend;
+  }
+
+  add(record: TrialRecord): void {
+    this.finished.tokens += record.billedTokens + (record.gradingTokens ?? 0);
+    this.finished.usd += record.costUsd + (record.gradingCostUsd ?? 0);
   }
 
   total(): Spend {
@@ -122,15 +134,45 @@ function answerOf(outcome: Outcome): string | undefined {
   return undefined;
 }
 
-function readVerdict(verdict: Verdict): { pass: boolean; reason?: string } {
-  if (verdict === true || verdict === false) return { pass: verdict };
+interface ReadVerdict {
+  pass: boolean;
+  reason?: string;
+  costUsd: number;
+  billedTokens: number;
+}
+
+const spent = (value: unknown) =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+
+function readVerdict(verdict: Verdict): ReadVerdict {
+  if (verdict === true || verdict === false) return { pass: verdict, costUsd: 0, billedTokens: 0 };
   if (typeof verdict === 'object' && verdict !== null && typeof verdict.pass === 'boolean') {
-    const read: { pass: boolean; reason?: string } = { pass: verdict.pass === true };
+    const read: ReadVerdict = {
+      pass: verdict.pass === true,
+      costUsd: spent(verdict.costUsd),
+      billedTokens: spent(verdict.billedTokens),
+    };
     if (typeof verdict.reason === 'string') read.reason = verdict.reason;
     return read;
   }
-  return { pass: false, reason: `the predicate returned ${typeof verdict}, not a boolean or { pass }` };
+  return {
+    pass: false,
+    reason: `the predicate returned ${typeof verdict}, not a boolean or { pass }`,
+    costUsd: 0,
+    billedTokens: 0,
+  };
 }
+
+/** Statuses of a call whose tool ran (its side effects happened), whatever came back. */
+const executedStatuses = new Set<ToolCallStatus>([
+  'ok',
+  'error',
+  'timeout',
+  'fatal',
+  'aborted',
+  'validation_error',
+  'invalid_output',
+]);
 
 /** The trajectory expectations a trial broke, each as a sentence. */
 function trajectoryProblems(kase: EvalCase<unknown>, trace: readonly TraceEvent[], steps: number): string[] {
@@ -142,13 +184,7 @@ function trajectoryProblems(kase: EvalCase<unknown>, trace: readonly TraceEvent[
   for (const event of trace) {
     if (event.type !== 'tool-result') continue;
     if (event.status === 'ok') succeeded.add(event.tool);
-    if (
-      event.status === 'ok' ||
-      event.status === 'error' ||
-      event.status === 'timeout' ||
-      event.status === 'fatal'
-    )
-      executed.add(event.tool);
+    if (executedStatuses.has(event.status)) executed.add(event.tool);
   }
   for (const tool of expected.mustCall ?? [])
     if (!succeeded.has(tool)) problems.push(`${tool} was never called successfully`);
@@ -163,12 +199,35 @@ export function evalKeyOf(suite: string, seed: number): string {
   return `${suite}#seed=${seed}`;
 }
 
+/** Thrown inside a trial when the eval stops while one of its callbacks is still pending. */
+class TrialStopped extends Error {}
+
+/** A stored record the harness can read back; anything else is skipped. */
+function readableRecord(record: unknown, trials: number): record is TrialRecord {
+  if (typeof record !== 'object' || record === null) return false;
+  const { caseId, trial, pass, outcome, trajectory, costUsd, billedTokens } = record as Partial<TrialRecord>;
+  return (
+    typeof caseId === 'string' &&
+    Number.isInteger(trial) &&
+    (trial as number) >= 0 &&
+    (trial as number) < trials &&
+    typeof pass === 'boolean' &&
+    typeof outcome?.kind === 'string' &&
+    typeof trajectory === 'object' &&
+    trajectory !== null &&
+    typeof costUsd === 'number' &&
+    typeof billedTokens === 'number'
+  );
+}
+
 /**
  * Runs every case of a suite `trials` times, each trial with its own seed, at most `concurrency` at
- * once, and reports what the numbers mean: pass rate with a Wilson interval, unbiased pass@k and
- * pass^k per case and averaged, cost and latency as distributions, the trajectory figures, and a
- * failure class per failed trial. Every trial keeps its trace. With a `store`, finished trials are
- * saved as they finish and a second call with the same suite and seed runs only the missing ones.
+ * once, and reports what the numbers mean: pass rate with a Wilson interval (and one by cases),
+ * unbiased pass@k and pass^k per case and averaged, cost and latency as distributions, the
+ * trajectory figures, and a failure class per failed trial. Every trial keeps its trace. With a
+ * `store`, finished trials are saved as they finish, and a second call with the same suite and seed
+ * reuses a stored trial only when the trial would run with the same configuration now (see
+ * `configFingerprint`); the rest run.
  *
  * @example
  * const report = await runEval(suite, { trials: 10, k: 3, concurrency: 4 });
@@ -190,9 +249,12 @@ export async function runEval<World>(
   if (k > trials) throw new ConfigurationError('k', `must be at most trials (${trials}), got ${k}`);
   const concurrency = wholeNumber('concurrency', options.concurrency, 4, 1);
   const seed = wholeNumber('seed', options.seed, 1, 0);
+  if (seed > 0xffffffff) throw new ConfigurationError('seed', `must be at most 2³²−1, got ${seed}`);
   positiveLimit('budget.tokens', options.budget?.tokens);
   positiveLimit('budget.usd', options.budget?.usd);
   positiveLimit('budget.wallMs', options.budget?.wallMs);
+  if (options.version !== undefined && typeof options.version !== 'string')
+    throw new ConfigurationError('version', 'must be a string');
   const clock = options.clock ?? systemClock;
   const ids = new Set<string>();
   for (const kase of suite.cases) {
@@ -209,97 +271,156 @@ export async function runEval<World>(
   const cases = suite.cases.filter((kase) => !wanted || wanted.has(kase.id));
 
   const evalKey = evalKeyOf(suite.name, seed);
-  const records = new Map<string, TrialRecord>();
   const keyOf = (caseId: string, trial: number) => `${caseId}\u0000${trial}`;
-  const meter = new SpendMeter();
-  if (options.store) {
+  const stored = new Map<string, TrialRecord>();
+  if (options.store)
     for (const record of await options.store.load(evalKey)) {
-      if (!ids.has(record.caseId) || (wanted && !wanted.has(record.caseId)) || record.trial >= trials)
-        continue;
-      if (records.has(keyOf(record.caseId, record.trial))) continue;
-      records.set(keyOf(record.caseId, record.trial), record);
-      meter.finished.tokens += record.billedTokens;
-      meter.finished.usd += record.costUsd;
+      if (!readableRecord(record, trials) || !ids.has(record.caseId)) continue;
+      const key = keyOf(record.caseId, record.trial);
+      if (!stored.has(key)) stored.set(key, record);
     }
-  }
-
-  // Trial-major order: every case's first trial before any case's second, so a budget that runs
-  // out leaves the cases evenly covered.
-  const queue: { kase: EvalCase<World>; trial: number }[] = [];
-  for (let trial = 0; trial < trials; trial++)
-    for (const kase of cases) if (!records.has(keyOf(kase.id, trial))) queue.push({ kase, trial });
-  const total = cases.length * trials;
+  const records = new Map<string, TrialRecord>();
+  const meter = new SpendMeter();
 
   const stop = new AbortController();
-  let stopped: EvalReport['stopped'] = null;
+  let reason:
+    | Omit<
+        NonNullable<EvalReport['stopped']>,
+        'skippedTrials' | 'cancelledTrials' | 'cancelledTokens' | 'cancelledUsd'
+      >
+    | undefined;
+  const cancelled = { trials: 0, tokens: 0, usd: 0 };
+  let fatal: { error: unknown } | undefined;
   const budget = options.budget ?? {};
   const startedAt = clock.now();
+  const halt = (why: NonNullable<typeof reason>) => {
+    if (stop.signal.aborted) return;
+    reason = why;
+    stop.abort(new Error(`eval stopped: ${why.budget}`));
+  };
   const checkSpend = () => {
     if (stop.signal.aborted) return;
     const spent = meter.total();
     if (budget.tokens !== undefined && spent.tokens > budget.tokens)
-      stopped = { budget: 'tokens', limit: budget.tokens, actual: spent.tokens };
+      halt({ budget: 'tokens', limit: budget.tokens, actual: spent.tokens });
     else if (budget.usd !== undefined && spent.usd > budget.usd)
-      stopped = { budget: 'usd', limit: budget.usd, actual: spent.usd };
-    if (stopped) stop.abort(new Error(`eval budget spent: ${stopped.budget}`));
+      halt({ budget: 'usd', limit: budget.usd, actual: spent.usd });
   };
   let wallTimer: TimerHandle | undefined;
   if (budget.wallMs !== undefined) {
     const wallMs = budget.wallMs;
-    wallTimer = clock.setTimeout(() => {
-      if (stop.signal.aborted) return;
-      stopped = { budget: 'wall_ms', limit: wallMs, actual: clock.now() - startedAt };
-      stop.abort(new Error('eval budget spent: wall_ms'));
-    }, wallMs);
+    wallTimer = clock.setTimeout(
+      () => halt({ budget: 'wall_ms', limit: wallMs, actual: clock.now() - startedAt }),
+      wallMs,
+    );
   }
-  const onOuterAbort = () => stop.abort(options.signal?.reason);
-  if (options.signal?.aborted) stop.abort(options.signal.reason);
+  const onOuterAbort = () => halt({ budget: 'signal', limit: 0, actual: 0 });
+  if (options.signal?.aborted) onOuterAbort();
   else options.signal?.addEventListener('abort', onOuterAbort, { once: true });
-
   const metered = budget.tokens !== undefined || budget.usd !== undefined;
   const stoppable = metered || budget.wallMs !== undefined || options.signal !== undefined;
-  let done = records.size;
-  const runTrial = async (kase: EvalCase<World>, trial: number): Promise<TrialRecord | undefined> => {
-    const trialSeedValue = trialSeed(seed, kase.id, trial);
-    const base = { caseId: kase.id, trial, seed: trialSeedValue, random: seededRandom(trialSeedValue) };
-    const owner = {};
-    const events: TraceEvent[] = [];
-    const harnessFailure = (reason: string): TrialRecord => ({
+
+  /** A callback's promise, abandoned (rejected with TrialStopped) when the eval stops first. */
+  const untilStopped = <T>(value: T | Promise<T>): T | Promise<T> => {
+    if (!stoppable || !(value instanceof Promise)) return value;
+    if (stop.signal.aborted) return Promise.reject(new TrialStopped());
+    return new Promise<T>((resolve, reject) => {
+      const onStop = () => reject(new TrialStopped());
+      stop.signal.addEventListener('abort', onStop, { once: true });
+      value.then(
+        (result) => {
+          stop.signal.removeEventListener('abort', onStop);
+          resolve(result);
+        },
+        (error: unknown) => {
+          stop.signal.removeEventListener('abort', onStop);
+          reject(error);
+        },
+      );
+    });
+  };
+
+  type Built = {
+    kase: EvalCase<World>;
+    trial: number;
+    seed: number;
+    world: World;
+    config: AgentConfig;
+    fingerprint: string;
+  };
+  type Step = { kind: 'built'; built: Built } | { kind: 'record'; record: TrialRecord };
+
+  const harnessFailure = (
+    kase: EvalCase<World>,
+    trial: number,
+    trialSeedValue: number,
+    why: string,
+  ): TrialRecord => {
+    const outcome: Outcome = {
+      kind: 'hard_error',
+      source: 'internal',
+      error: { name: 'EvalHarnessError', message: why },
+    };
+    return {
       caseId: kase.id,
       trial,
       seed: trialSeedValue,
       pass: false,
-      reason,
-      outcome: {
-        kind: 'hard_error',
-        source: 'internal',
-        error: { name: 'EvalHarnessError', message: reason },
-      },
+      reason: why,
+      outcome,
       failureClass: 'harness_error',
-      trajectory: trajectoryOf([], { kind: 'cancelled', reason }, 0),
+      trajectory: trajectoryOf([], outcome, 0),
       billedTokens: 0,
       costUsd: 0,
       latencyMs: 0,
       runId: '',
+      config: '',
       trace: [],
-    });
-    let world: World;
-    let context: TrialContext<World> & { case: EvalCase<World> };
-    let config: Awaited<ReturnType<EvalSuite<World>['agent']>>;
+    };
+  };
+
+  /** Trials built while checking stored ones, run without building them again. */
+  const prebuilt = new Map<string, Step>();
+
+  /** Builds a trial's world and agent; a throw is the trial's harness error (a ConfigurationError stops the eval). */
+  const build = async (kase: EvalCase<World>, trial: number): Promise<Step> => {
+    const trialSeedValue = trialSeed(seed, kase.id, trial);
+    const base = { caseId: kase.id, trial, seed: trialSeedValue, random: seededRandom(trialSeedValue) };
     try {
-      world = (kase.world ? await kase.world(base) : undefined) as World;
-      context = { ...base, world, case: kase };
-      config = await suite.agent(context);
+      const world = (kase.world ? await untilStopped(kase.world(base)) : undefined) as World;
+      const config = await untilStopped(suite.agent({ ...base, world, case: kase }));
+      if (typeof config !== 'object' || config === null || typeof config.model?.generate !== 'function')
+        return {
+          kind: 'record',
+          record: harnessFailure(kase, trial, trialSeedValue, 'the agent built no model'),
+        };
+      const fingerprint = configFingerprint(config, kase.input, options.version);
+      return { kind: 'built', built: { kase, trial, seed: trialSeedValue, world, config, fingerprint } };
     } catch (error) {
-      if (isConfigurationError(error)) throw error;
-      return harnessFailure(`building the trial failed: ${errorInfo(error).message}`);
+      if (error instanceof TrialStopped || isConfigurationError(error)) throw error;
+      return {
+        kind: 'record',
+        record: harnessFailure(
+          kase,
+          trial,
+          trialSeedValue,
+          `building the trial failed: ${errorInfo(error).message}`,
+        ),
+      };
     }
+  };
+
+  const runTrial = async (built: Built): Promise<TrialRecord | undefined> => {
+    const { kase, trial, world, config } = built;
+    const owner = {};
+    const events: TraceEvent[] = [];
     const keep: TraceSink = { write: (event) => void events.push(event) };
     const started = clock.now();
     let result: RunResult;
     // The spend meter and the stop signal only when something can stop the eval: a listener per
     // run is not free.
     if (stoppable) {
+      let settled: { tokens: number; usd: number };
       try {
         result = await runAgent({
           ...config,
@@ -308,12 +429,17 @@ export async function runEval<World>(
           signal: stop.signal,
         });
       } finally {
-        meter.settle(owner, undefined);
+        settled = meter.settle(owner);
+      }
+      // Cancelled by the eval's budget or signal: not a result of the agent, so not recorded.
+      if (stop.signal.aborted && result.outcome.kind === 'cancelled') {
+        cancelled.trials++;
+        cancelled.tokens += settled.tokens;
+        cancelled.usd += settled.usd;
+        return undefined;
       }
     } else result = await runAgent({ ...config, input: kase.input, trace: keep });
     const latencyMs = clock.now() - started;
-    // Cancelled by the eval's budget or signal: not a result of the agent, so not recorded.
-    if (stop.signal.aborted && result.outcome.kind === 'cancelled') return undefined;
     const view: TrialView<World> = {
       caseId: kase.id,
       trial,
@@ -323,19 +449,32 @@ export async function runEval<World>(
       trace: events,
       world,
     };
-    let verdict: { pass: boolean; reason?: string };
+    let verdict: ReadVerdict;
     try {
-      verdict = readVerdict(await kase.expect(view));
+      verdict = readVerdict(await untilStopped(kase.expect(view)));
     } catch (error) {
-      verdict = { pass: false, reason: `the predicate threw: ${errorInfo(error).message}` };
+      if (error instanceof TrialStopped) {
+        cancelled.trials++;
+        cancelled.tokens += result.billedTokens;
+        cancelled.usd += result.costUsd;
+        return undefined;
+      }
+      verdict = {
+        pass: false,
+        reason: `the predicate threw: ${errorInfo(error).message}`,
+        costUsd: 0,
+        billedTokens: 0,
+      };
     }
+    const accepted = kase.acceptOutcomes ?? defaultAccepted;
+    const outcomeAccepted = accepted.includes(result.outcome.kind);
     const problems = trajectoryProblems(kase as EvalCase<unknown>, events, result.steps);
     const trajectory = trajectoryOf(events, result.outcome, result.steps);
-    const pass = verdict.pass && problems.length === 0;
+    const pass = outcomeAccepted && verdict.pass && problems.length === 0;
     const record: TrialRecord = {
       caseId: kase.id,
       trial,
-      seed: trialSeedValue,
+      seed: built.seed,
       pass,
       outcome: result.outcome,
       failureClass: pass
@@ -343,7 +482,7 @@ export async function runEval<World>(
         : classifyFailure({
             outcome: result.outcome,
             trajectory,
-            predicatePassed: verdict.pass,
+            predicatePassed: verdict.pass && outcomeAccepted,
             trace: events,
           }),
       trajectory,
@@ -351,40 +490,106 @@ export async function runEval<World>(
       costUsd: result.costUsd,
       latencyMs,
       runId: result.runId,
+      config: built.fingerprint,
       trace: events,
     };
-    const reasons = [...(verdict.reason !== undefined ? [verdict.reason] : []), ...problems];
+    if (verdict.costUsd > 0) record.gradingCostUsd = verdict.costUsd;
+    if (verdict.billedTokens > 0) record.gradingTokens = verdict.billedTokens;
+    const reasons = [
+      ...(outcomeAccepted ? [] : [`ended ${result.outcome.kind}, not ${accepted.join(' or ')}`]),
+      ...(verdict.reason !== undefined ? [verdict.reason] : []),
+      ...problems,
+    ];
     if (reasons.length > 0) record.reason = reasons.join('; ');
     return record;
   };
 
+  // Trial-major order: every case's first trial before any case's second, so a budget that runs
+  // out leaves the cases evenly covered.
+  const queue: { kase: EvalCase<World>; trial: number }[] = [];
+  for (let trial = 0; trial < trials; trial++) for (const kase of cases) queue.push({ kase, trial });
+  const total = queue.length;
+  let done = 0;
+  let next = 0;
+  const finish = async (record: TrialRecord, fresh: boolean) => {
+    records.set(keyOf(record.caseId, record.trial), record);
+    meter.add(record);
+    // A harness error is the harness's, not the agent's: not stored, so a resume tries again.
+    if (fresh && options.store && record.failureClass !== 'harness_error')
+      await options.store.save(evalKey, record);
+    done++;
+    try {
+      options.onTrial?.(record, done, total);
+    } catch {
+      // A progress callback must not stop the eval.
+    }
+    checkSpend();
+  };
+
   const worker = async () => {
-    for (;;) {
-      if (stop.signal.aborted) return;
-      const next = queue.shift();
-      if (!next) return;
-      const record = await runTrial(next.kase, next.trial);
-      if (!record) return;
-      meter.finished.tokens += record.billedTokens;
-      meter.finished.usd += record.costUsd;
-      records.set(keyOf(record.caseId, record.trial), record);
-      if (options.store) await options.store.save(evalKey, record);
-      done++;
+    while (!stop.signal.aborted && next < queue.length) {
+      const { kase, trial } = queue[next++] as (typeof queue)[number];
       try {
-        options.onTrial?.(record, done, total);
-      } catch {
-        // A progress callback must not stop the eval.
+        const key = keyOf(kase.id, trial);
+        const step = prebuilt.get(key) ?? (await build(kase, trial));
+        prebuilt.delete(key);
+        if (step.kind === 'record') {
+          await finish(step.record, true);
+          continue;
+        }
+        const record = await runTrial(step.built);
+        if (record) await finish(record, true);
+      } catch (error) {
+        if (error instanceof TrialStopped) {
+          cancelled.trials++;
+          continue;
+        }
+        // A programmer's error (or the store failing): stop every other trial before reporting it.
+        fatal ??= { error };
+        stop.abort(error);
       }
-      checkSpend();
     }
   };
+  // Stored trials first, in one pass: their spend counts before any new trial may start.
+  if (stored.size > 0) {
+    const fresh: typeof queue = [];
+    for (const item of queue) {
+      const kept = stored.get(keyOf(item.kase.id, item.trial));
+      if (!kept) {
+        fresh.push(item);
+        continue;
+      }
+      const step = await build(item.kase, item.trial);
+      if (step.kind === 'built' && kept.config === step.built.fingerprint) await finish(kept, false);
+      else {
+        prebuilt.set(keyOf(item.kase.id, item.trial), step);
+        fresh.push(item);
+      }
+    }
+    queue.length = 0;
+    queue.push(...fresh);
+    stored.clear();
+  }
   try {
+    checkSpend();
     await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, queue.length)) }, worker));
   } finally {
     if (wallTimer !== undefined) clock.clearTimeout(wallTimer);
     options.signal?.removeEventListener('abort', onOuterAbort);
   }
+  if (fatal) throw fatal.error;
 
+  const skippedTrials = queue.length - next;
+  const stopped: EvalReport['stopped'] =
+    reason && (skippedTrials > 0 || cancelled.trials > 0)
+      ? {
+          ...reason,
+          skippedTrials,
+          cancelledTrials: cancelled.trials,
+          cancelledTokens: cancelled.tokens,
+          cancelledUsd: cancelled.usd,
+        }
+      : null;
   const order = new Map(cases.map((kase, index) => [kase.id, index]));
   const sorted = [...records.values()].sort(
     (a, b) => (order.get(a.caseId) ?? 0) - (order.get(b.caseId) ?? 0) || a.trial - b.trial,
@@ -399,3 +604,5 @@ export async function runEval<World>(
   if (options.judge) input.judge = options.judge;
   return buildEvalReport(input);
 }
+
+const defaultAccepted: readonly Outcome['kind'][] = ['answered'];

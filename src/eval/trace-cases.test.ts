@@ -91,3 +91,56 @@ describe('traces as regression cases', () => {
     ]);
   });
 });
+
+describe('regression replay against schemas that fill in defaults', () => {
+  it('matches a recorded call whose tool input gained a default, and reports calls beyond the recording', async () => {
+    const { z } = await import('zod');
+    const { defineTool } = await import('../tools/define-tool.js');
+    const { memoryTraceSink } = await import('../trace/sink.js');
+    const { runAgent } = await import('../loop/run-agent.js');
+    let executions = 0;
+    const search = defineTool({
+      name: 'search',
+      description: 'Searches.',
+      effect: 'read',
+      input: z.object({ q: z.string(), limit: z.number().default(10) }),
+      execute: ({ q, limit }) => {
+        executions++;
+        return { q, limit, hits: [`${q}-1`] };
+      },
+    });
+    const script = () =>
+      scriptedModel([{ toolCalls: [{ name: 'search', input: { q: 'x' } }] }, { text: 'found x-1' }]);
+    const sink = memoryTraceSink();
+    await runAgent({ model: script(), input: 'find x', tools: [search], trace: sink });
+    expect(executions).toBe(1);
+    const replayed = await runRegression(sink.events, {
+      agent: () => ({ model: script(), tools: [search] }),
+      live: true,
+    });
+    expect(replayed.diffs[0]?.divergences).toEqual([[]]);
+    expect(executions).toBe(1); // served from the recording, never run live
+    const twice = await runRegression(sink.events, {
+      agent: () => ({
+        model: scriptedModel([
+          { toolCalls: [{ name: 'search', input: { q: 'x' } }] },
+          { toolCalls: [{ name: 'search', input: { q: 'x', limit: 10 } }] },
+          { text: 'found x-1' },
+        ]),
+        tools: [search],
+        repeatLimit: false,
+      }),
+    });
+    expect(twice.diffs[0]?.divergences[0]).toEqual([
+      'search({"q":"x"}) was called more often than recorded (1): served its last result again',
+    ]);
+  });
+
+  it('lists a run cut off before it ended as skipped, not silently dropped', async () => {
+    const cut = happy.trace.filter((event) => event.type !== 'run-end');
+    const { diffs, skipped } = await runRegression(cut, { agent: (run) => ({ model: recordedModel(run) }) });
+    expect(diffs).toEqual([]);
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toMatch(/cut off before the run ended/);
+  });
+});

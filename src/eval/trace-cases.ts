@@ -1,7 +1,7 @@
 import { canonicalJson } from '../controls/canonical-json.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import { undelimited } from '../loop/dispatch/size-result.js';
-import type { Outcome } from '../loop/outcome.js';
+import { type Outcome, outcomeKinds } from '../loop/outcome.js';
 import type { Message } from '../model/content.js';
 import type { ModelResponse, ToolDefinition } from '../model/model.js';
 import { type ScriptedModel, scriptedModel } from '../testing/scripted-model.js';
@@ -44,9 +44,20 @@ export interface RecordedRun {
   responses: ModelResponse[];
   /** Executed results by `tool` + canonical input, in the order they were recorded. */
   results: Map<string, RecordedResult[]>;
+  /** The model's input of each recorded key, as it asked for it (before its tool's schema ran). */
+  inputs: Map<string, { tool: string; input: unknown }>;
 }
 
-const executedStatuses = new Set(['ok', 'error', 'timeout', 'fatal', 'invalid_output']);
+/** Statuses of a call whose tool ran: what it returned is what a replay serves. */
+const executedStatuses = new Set([
+  'ok',
+  'error',
+  'timeout',
+  'fatal',
+  'aborted',
+  'invalid_output',
+  'validation_error',
+]);
 
 /** The key a recorded result is found by: the tool and its canonical input, never the call id. */
 export function recordedCallKey(tool: string, input: unknown): string {
@@ -81,6 +92,7 @@ export function recordedRuns(events: readonly TraceEvent[]): RecordedRun[] {
       costUsd: 0,
       responses: [],
       results: new Map(),
+      inputs: new Map(),
     };
     const calls = new Map<string, { name: string; input: unknown }>();
     for (const segment of run.segments)
@@ -95,6 +107,7 @@ export function recordedRuns(events: readonly TraceEvent[]): RecordedRun[] {
           const list = recorded.results.get(key) ?? [];
           list.push({ content: event.content, isError: event.isError });
           recorded.results.set(key, list);
+          recorded.inputs.set(key, { tool: event.tool, input: call?.input });
         } else if (event.type === 'run-end') {
           recorded.outcome = event.outcome;
           recorded.steps = event.steps;
@@ -133,9 +146,12 @@ function replayedValue(result: RecordedResult): unknown {
 
 /**
  * Tools that answer from the recording: a call is matched by tool and canonical input (the n-th
- * call to the same key gets the n-th recorded result, and the last one after that). A call the
- * recording lacks is a divergence: with `live`, the configuration's own tool runs it; otherwise it
- * answers with a labeled tool error (`not_recorded`).
+ * call to the same key gets the n-th recorded result). The recording holds what the model asked
+ * for; a tool is handed its input after its schema ran (defaults filled in, values transformed), so
+ * each recorded input is put through the configuration's schema too and matched in that form as
+ * well. A call the recording lacks is a divergence: with `live`, the configuration's own tool runs
+ * it; otherwise it answers with a labeled tool error (`not_recorded`). A key called more often than
+ * it was recorded gets its last result, and the extra calls are a divergence too.
  */
 export function replayedTools(
   world: RegressionWorld,
@@ -143,34 +159,60 @@ export function replayedTools(
   live: boolean,
 ): AnyTool[] {
   const served = new Map<string, number>();
-  const answer = (tool: string, input: unknown, fallback: AnyTool | undefined) => {
-    const key = recordedCallKey(tool, input);
-    const list = world.recorded.results.get(key);
-    if (list && list.length > 0) {
-      const index = served.get(key) ?? 0;
-      served.set(key, index + 1);
-      return replayedValue(list[Math.min(index, list.length - 1)] as RecordedResult);
+  const recorded = world.recorded;
+  /** Per tool: the key each recorded input takes once the tool's schema has run. */
+  const aliases = new Map<string, Promise<Map<string, string>>>();
+  const aliasesOf = (tool: AnyTool) => {
+    let found = aliases.get(tool.name);
+    if (!found) {
+      found = (async () => {
+        const map = new Map<string, string>();
+        for (const [key, call] of recorded.inputs) {
+          if (call.tool !== tool.name) continue;
+          try {
+            const checked = await tool.validate(call.input);
+            if (checked.ok) map.set(recordedCallKey(tool.name, checked.value), key);
+          } catch {
+            // A schema that throws on a recorded input leaves that input matched as it was.
+          }
+        }
+        return map;
+      })();
+      aliases.set(tool.name, found);
     }
-    world.divergences.push(
-      `${tool}(${key.slice(tool.length + 1)}) is not in the recording${live && fallback ? ': executed live' : ''}`,
-    );
-    return undefined;
+    return found;
   };
+  const serve = (key: string): { value: unknown } | undefined => {
+    const list = recorded.results.get(key);
+    if (!list || list.length === 0) return undefined;
+    const index = served.get(key) ?? 0;
+    served.set(key, index + 1);
+    if (index === list.length)
+      world.divergences.push(
+        `${key.replace('\u0000', '(')}) was called more often than recorded (${list.length}): served its last result again`,
+      );
+    return { value: replayedValue(list[Math.min(index, list.length - 1)] as RecordedResult) };
+  };
+  const missing = (tool: string, key: string, ranLive: boolean) =>
+    world.divergences.push(
+      `${tool}(${key.slice(tool.length + 1)}) is not in the recording${ranLive ? ': executed live' : ''}`,
+    );
   if (tools && tools.length > 0)
     return tools.map(
       (tool): AnyTool => ({
         ...tool,
-        execute: (input, context) => {
-          const value = answer(tool.name, input, tool);
-          if (value !== undefined || world.recorded.results.has(recordedCallKey(tool.name, input)))
-            return value;
+        execute: async (input, context) => {
+          const key = recordedCallKey(tool.name, input);
+          const found = serve(recorded.results.has(key) ? key : ((await aliasesOf(tool)).get(key) ?? key));
+          if (found) return found.value;
+          missing(tool.name, key, live);
           if (live) return tool.execute(input, context);
           throw new ToolError(`${tool.name}: this call is not in the recording`, { code: 'not_recorded' });
         },
       }),
     );
   // No tools given: the recorded definitions, accepting any input, answering from the recording.
-  return world.recorded.tools.map((definition) =>
+  return recorded.tools.map((definition) =>
     defineTool({
       name: definition.name,
       description: definition.description,
@@ -178,9 +220,10 @@ export function replayedTools(
       inputJsonSchema: definition.inputSchema,
       input: { '~standard': { version: 1, vendor: 'reins', validate: (value: unknown) => ({ value }) } },
       execute: (input: unknown) => {
-        const value = answer(definition.name, input, undefined);
-        if (value !== undefined || world.recorded.results.has(recordedCallKey(definition.name, input)))
-          return value;
+        const key = recordedCallKey(definition.name, input);
+        const found = serve(key);
+        if (found) return found.value;
+        missing(definition.name, key, false);
         throw new ToolError(`${definition.name}: this call is not in the recording`, {
           code: 'not_recorded',
         });
@@ -238,6 +281,8 @@ export function regressionSuite(
     id: run.runId,
     input: run.input,
     world: () => ({ recorded: run, divergences: [] }),
+    // Any outcome may be the recorded one: the predicate compares against the recording.
+    acceptOutcomes: outcomeKinds,
     expect: (view) =>
       options.expect
         ? options.expect(view, run)
@@ -260,7 +305,9 @@ export function regressionSuite(
 
 /**
  * Replays recorded runs against a changed configuration and diffs each against its recording:
- * outcome kind, steps, billed tokens and cost, and the calls the recording lacked.
+ * outcome kind, steps, billed tokens and cost, and the calls the recording lacked. Runs whose trace
+ * was cut off before they ended are listed in `skipped`. The default predicate compares the outcome
+ * kind only (a live model never repeats its text); pass `expect` to check the answer itself.
  *
  * @example
  * const { report, diffs } = await runRegression(events, {
@@ -270,7 +317,7 @@ export function regressionSuite(
 export async function runRegression(
   events: readonly TraceEvent[],
   options: RegressionOptions & { run?: RunEvalOptions },
-): Promise<{ report: EvalReport; diffs: RegressionDiff[] }> {
+): Promise<{ report: EvalReport; diffs: RegressionDiff[]; skipped: string[] }> {
   const worlds = new Map<string, RegressionWorld[]>();
   const suite = regressionSuite(events, options);
   const tracked: EvalSuite<RegressionWorld> = {
@@ -314,5 +361,10 @@ export async function runRegression(
       divergences: trials.map((trial) => worlds.get(run.runId)?.[trial.trial]?.divergences ?? []),
     };
   });
-  return { report, diffs };
+  const skipped = recordedRuns(events)
+    .filter((run) => run.outcome === undefined)
+    .map(
+      (run) => `${run.runId}: the trace was cut off before the run ended, so there is no outcome to compare`,
+    );
+  return { report, diffs, skipped };
 }

@@ -3,8 +3,12 @@ import type { Outcome } from '../loop/outcome.js';
 import type { TraceEvent } from '../trace/events.js';
 import type { TrialTrajectory } from './eval-types.js';
 
-/** Statuses of a call the dispatcher refused before running it: the model asked for it wrong. */
-const invalidStatuses = new Set(['invalid_json', 'invalid_input', 'unknown_tool', 'validation_error']);
+/**
+ * Statuses of a call the dispatcher refused before running it because the model asked for it wrong.
+ * An output that failed the tool's checks (`validation_error`, `invalid_output`) is the tool's
+ * failure, not the model's, and does not count against tool-call validity.
+ */
+const invalidStatuses = new Set(['invalid_json', 'invalid_input', 'unknown_tool']);
 /** Statuses of a call that did not do its work. */
 const failedStatuses = new Set([
   'error',
