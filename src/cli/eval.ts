@@ -348,5 +348,5 @@ export function evalCompare(baselineFile: string, candidateFile: string, json: b
       `cost per trial ${comparison.costUsd.meanDifference >= 0 ? '+' : '−'}${usd(Math.abs(comparison.costUsd.meanDifference))}${ci ? ` [${usd(ci[0])}, ${usd(ci[1])}]` : ''} · cost p99 ${usd(comparison.costP99.baseline)} → ${usd(comparison.costP99.candidate)} · latency p99 ${comparison.latencyP99Ms.baseline} → ${comparison.latencyP99Ms.candidate} ms · ${comparison.pairs} paired trials${comparison.unpaired > 0 ? `, ${comparison.unpaired} unpaired left out` : ''}`,
     );
   }
-  return !comparison.passRate.withinNoise && comparison.passRate.difference < 0 ? 1 : 0;
+  return !comparison.withinNoise && comparison.passRate.difference < 0 ? 1 : 0;
 }

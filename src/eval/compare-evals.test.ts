@@ -96,3 +96,39 @@ describe('compareEvals', () => {
     expect(comparison.unpaired).toBe(40);
   });
 });
+
+describe('compareEvals, by case', () => {
+  it('a change confined to one case of five is within noise, however many of its trials flipped', async () => {
+    const a = await runEval(
+      suite('a', () => 0),
+      { trials: 10, cases: ['case-0', 'case-1', 'case-2', 'case-3', 'case-4'] },
+    );
+    const b = await runEval(
+      suite('b', (index) => (index === 0 ? 1 : 0)),
+      {
+        trials: 10,
+        cases: ['case-0', 'case-1', 'case-2', 'case-3', 'case-4'],
+      },
+    );
+    const comparison = compareEvals(a, b);
+    // Trial by trial it looks certain (10 fixed, 0 broken)...
+    expect(comparison.passRate.withinNoise).toBe(false);
+    // ...but over cases the interval holds 0.
+    expect(comparison.byCase?.differenceCi95?.[0]).toBe(0);
+    expect(comparison.withinNoise).toBe(true);
+    expect(comparison.verdict).toMatch(/^this change is within noise.*by case/);
+  });
+
+  it('refuses two reports that hold the same runs, and prints the p99 the report prints', async () => {
+    const a = await runEval(
+      suite('a', () => 0.5),
+      { trials: 4 },
+    );
+    expect(() => compareEvals(a, a)).toThrow(/the same run ids/);
+    const b = await runEval(
+      suite('b', () => 0.5),
+      { trials: 4 },
+    );
+    expect(compareEvals(a, b).costP99.baseline).toBe(a.summary.cost.p99);
+  });
+});
