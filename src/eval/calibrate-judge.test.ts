@@ -238,15 +238,15 @@ describe('calibrateJudge', () => {
 
   it('counts a pairwise call without quotes as invalid, outside the flip rate', async () => {
     const { judge } = judgeOf((request) =>
-      section(request, 'first') === 'A.'
+      section(request, 'first') === 'Answer A.'
         ? pick('first', 'nowhere')
         : pick('first', section(request, 'first')),
     );
     const calibration = await calibrateJudge(
       judge,
       [
-        { id: 'bad', question: 'q', a: 'A.', b: 'B.', humanWinner: 'a' },
-        { id: 'biased', question: 'q', a: 'C.', b: 'D.', humanWinner: 'a' },
+        { id: 'bad', question: 'q', a: 'Answer A.', b: 'Answer B.', humanWinner: 'a' },
+        { id: 'biased', question: 'q', a: 'Answer C.', b: 'Answer D.', humanWinner: 'a' },
       ],
       { clock: fakeClock() },
     );

@@ -137,9 +137,10 @@ function pointwiseFigures<Label extends string>(
   let paddedPairs = 0;
   let paddedChanged = 0;
   for (const { grade, padded } of results) {
-    if (grade.kind === 'invalid' || padded === undefined || padded.kind === 'invalid') continue;
+    if (grade.kind === 'invalid' || padded === undefined) continue;
     paddedPairs++;
-    if (padded.label !== grade.label) paddedChanged++;
+    // A judge that cannot grade the padded answer at all is swayed by the padding too.
+    if (padded.kind === 'invalid' || padded.label !== grade.label) paddedChanged++;
   }
   return {
     n: results.length,

@@ -39,6 +39,15 @@ function shorten(text: string): string {
   return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
 }
 
+/** The fewest letters or digits a quote must hold to count as evidence. */
+export const minQuoteCharacters = 3;
+
+function substance(text: string): number {
+  let count = 0;
+  for (const character of text) if (/[\p{L}\p{N}]/u.test(character)) count++;
+  return count;
+}
+
 /** What a judge's response held, once the pinned model, the tool call and the evidence checked out. */
 export type ReadSubmission =
   | { kind: 'submitted'; choice: string; evidence: string[]; usage: Usage }
@@ -51,7 +60,14 @@ export type ReadSubmission =
  */
 export function readSubmission(
   response: ModelResponse,
-  expect: { modelId: string; toolName: string; choiceField: string; choices: readonly string[] },
+  expect: {
+    modelId: string;
+    toolName: string;
+    choiceField: string;
+    choices: readonly string[];
+    /** Which source a choice must quote from (pairwise: the answer picked). */
+    evidenceFrom?: (choice: string) => number | undefined;
+  },
   sources: readonly string[],
 ): ReadSubmission {
   const usage = response.usage ?? emptyUsage();
@@ -92,10 +108,30 @@ export function readSubmission(
     return invalid('unknown_label', `"${shorten(choice)}" is not one of ${expect.choices.join(', ')}`);
   if (evidence.length === 0) return invalid('no_evidence', 'the verdict quoted nothing');
   const haystacks = sources.map(normalizeWhitespace);
+  const quoted = new Set<number>();
   for (const quote of evidence) {
     const needle = normalizeWhitespace(quote);
-    if (needle === '' || !haystacks.some((haystack) => haystack.includes(needle)))
+    // A quote must say something: "." or "a" occurs in any answer and proves nothing.
+    if (substance(needle) < minQuoteCharacters)
+      return invalid(
+        'no_evidence',
+        `"${shorten(quote)}" is too short to be evidence (under ${minQuoteCharacters} letters or digits)`,
+      );
+    const found = haystacks.findIndex((haystack) => haystack.includes(needle));
+    if (found === -1)
       return invalid('evidence_not_found', `"${shorten(quote)}" does not occur in the text graded`);
+    quoted.add(found);
+    // A quote found in both texts is evidence about either.
+    haystacks.forEach((haystack, index) => {
+      if (haystack.includes(needle)) quoted.add(index);
+    });
   }
+  // Pairwise, the pick must rest on the text picked: quoting only the other answer is no evidence for it.
+  const picked = expect.evidenceFrom?.(choice);
+  if (picked !== undefined && !quoted.has(picked))
+    return invalid(
+      'evidence_not_found',
+      `the verdict picked "${shorten(choice)}" but quoted nothing from it`,
+    );
   return { kind: 'submitted', choice, evidence, usage };
 }

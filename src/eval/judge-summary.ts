@@ -5,6 +5,8 @@ import type { Judge } from './judge.js';
 export interface JudgeSummaryOptions {
   /** The least κ against people at which the judge's verdicts are reported without a warning. @default 0.6 */
   minKappa?: number;
+  /** The fewest calibration samples whose κ is reported without a warning. @default 30 */
+  minSamples?: number;
 }
 
 function figure(value: number): string {
@@ -27,7 +29,7 @@ export function judgeSummary(
   calibration: JudgeCalibration<string> | undefined,
   options: JudgeSummaryOptions = {},
 ): JudgeSummary {
-  const { minKappa = 0.6 } = options;
+  const { minKappa = 0.6, minSamples = 30 } = options;
   const identity = { judgeId: judge.id, model: judge.modelId, rubricVersion: judge.rubric.version };
   const unmeasured = (warning: string): JudgeSummary => ({
     ...identity,
@@ -50,6 +52,8 @@ export function judgeSummary(
   let warning: string | null = null;
   if (kappa === null)
     warning = `judge ${judge.id} has κ undefined on its ${calibration.n} calibration samples (too few, or one label throughout): its verdicts are unmeasured`;
+  else if (calibration.n < minSamples)
+    warning = `judge ${judge.id} was calibrated on ${calibration.n} samples, fewer than ${minSamples}: its κ ${figure(kappa)} is not a measurement yet`;
   else if (kappa < minKappa)
     warning = `judge ${judge.id} agrees with people at κ ${figure(kappa)}, below the required ${figure(minKappa)}${agreement === null ? '' : ` (raw agreement ${figure(agreement)})`}`;
   return { ...identity, kappa, agreement, positionFlipRate, warning };

@@ -82,7 +82,10 @@ describe('judge.grade', () => {
       reason: 'no_evidence',
     });
     const blank = judgeWith(() => verdict('pass', ['   ']));
-    expect(await blank.judge.grade({ question, answer })).toMatchObject({ reason: 'evidence_not_found' });
+    expect(await blank.judge.grade({ question, answer })).toMatchObject({ reason: 'no_evidence' });
+    // A quote too short to say anything ("." or "a" occur in any answer) is no evidence either.
+    const dot = judgeWith(() => verdict('pass', ['.']));
+    expect(await dot.judge.grade({ question, answer })).toMatchObject({ reason: 'no_evidence' });
   });
 
   it('refuses an answer from a model other than the pinned one', async () => {
@@ -194,6 +197,41 @@ describe('judge.compare', () => {
       kind: 'invalid',
       reason: 'evidence_not_found',
       order: 'b_first',
+    });
+  });
+});
+
+describe('pairwise evidence', () => {
+  it('a pick that quotes only the answer it did not pick is invalid', async () => {
+    const { scriptedModel: model } = await import('../testing/scripted-model.js');
+    const judge = defineJudge({
+      id: 'pairs',
+      modelId: 'judge-1',
+      rubric: { version: '1', text: 'Prefer the correct answer.' },
+      model: model(
+        [
+          {
+            model: 'judge-1',
+            toolCalls: [
+              {
+                name: 'submit_preference',
+                input: { winner: 'first', evidence: ['refund window is 30 days'] },
+              },
+            ],
+          },
+        ],
+        { name: 'judge-1' },
+      ),
+    });
+    const result = await judge.compare({
+      question: 'How long is the refund window?',
+      a: 'It is two weeks.',
+      b: 'The refund window is 30 days.',
+    });
+    expect(result).toMatchObject({
+      kind: 'invalid',
+      reason: 'evidence_not_found',
+      detail: 'the verdict picked "first" but quoted nothing from it',
     });
   });
 });

@@ -133,7 +133,12 @@ export function defineJudge<const Label extends string = 'fail' | 'pass'>(
 
   async function call(
     request: ModelRequest,
-    expect: { toolName: string; choiceField: string; choices: readonly string[] },
+    expect: {
+      toolName: string;
+      choiceField: string;
+      choices: readonly string[];
+      evidenceFrom?: (choice: string) => number | undefined;
+    },
     sources: readonly string[],
   ): Promise<ReadSubmission> {
     try {
@@ -146,7 +151,12 @@ export function defineJudge<const Label extends string = 'fail' | 'pass'>(
     }
   }
 
-  const pick = { toolName: preferenceToolName, choiceField: 'winner', choices: ['first', 'second'] };
+  const pick = {
+    toolName: preferenceToolName,
+    choiceField: 'winner',
+    choices: ['first', 'second'],
+    evidenceFrom: (choice: string) => (choice === 'first' ? 0 : choice === 'second' ? 1 : undefined),
+  };
   async function prefer(input: CompareInput, first: string, second: string) {
     const request = preferenceRequest(
       { question: input.question, first, second },
