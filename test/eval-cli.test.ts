@@ -13,7 +13,7 @@ const reins = (...args: string[]) =>
 const dir = mkdtempSync(join(tmpdir(), 'reins-eval-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A JavaScript suite module: `odds` of a right answer per trial; every trial start is logged. */
+/** A JavaScript suite module: `odds` of a right answer per trial; every trial that runs (calls its model) is logged. */
 function suiteFile(name: string, odds: number, extra = ''): string {
   const file = join(dir, `${name}.mjs`);
   writeFileSync(
@@ -25,8 +25,15 @@ export default {
   name: ${JSON.stringify(name)},
   cases: ['a', 'b', 'c'].map((id) => ({ id, input: 'question ' + id, expect: ({ answer }) => answer === 'right' })),
   agent: ({ caseId, trial, random }) => {
-    appendFileSync(${JSON.stringify(join(dir, `${name}.starts`))}, caseId + ' ' + trial + '\\n');
-    return { model: scriptedModel([{ text: random() < ${odds} ? 'right' : 'wrong' }]) };
+    const text = random() < ${odds} ? 'right' : 'wrong';
+    return {
+      model: scriptedModel([
+        () => {
+          appendFileSync(${JSON.stringify(join(dir, `${name}.starts`))}, caseId + ' ' + trial + '\\n');
+          return { text };
+        },
+      ]),
+    };
   },
 };
 `,

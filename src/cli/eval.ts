@@ -105,19 +105,21 @@ const usd = (value: number) => `$${value < 0.01 ? value.toFixed(5) : value.toFix
 /** The report as tables, the judge's warning (if any) on the first line. */
 export function evalTables(report: EvalReport): string {
   const lines: string[] = [];
-  if (report.judge?.warning) lines.push(`WARNING: ${report.judge.warning}`);
+  if (report.judge?.warning) lines.push(`WARNING: ${sanitize(report.judge.warning)}`);
   if (report.stopped)
     lines.push(
-      `STOPPED: the eval's ${report.stopped.budget} budget ran out (${report.stopped.actual} of ${report.stopped.limit}); ${report.summary.trials} trial(s) recorded`,
+      report.stopped.budget === 'signal'
+        ? `STOPPED: the eval was cancelled; ${report.summary.trials} trial(s) recorded, ${report.stopped.skippedTrials} never started, ${report.stopped.cancelledTrials} cancelled in flight`
+        : `STOPPED: the eval's ${report.stopped.budget} budget ran out (${report.stopped.actual} of ${report.stopped.limit}); ${report.summary.trials} trial(s) recorded, ${report.stopped.skippedTrials} never started, ${report.stopped.cancelledTrials} cancelled in flight (they spent ${report.stopped.cancelledTokens} tokens, ${usd(report.stopped.cancelledUsd)}, not in the figures)`,
     );
   const { summary } = report;
   const head = new Table({
-    head: ['suite', 'trials', 'pass rate [95 %]', `pass@${summary.k}`, `pass^${summary.k}`],
+    head: ['suite', 'trials', 'pass rate [95 %: trials; by case]', `pass@${summary.k}`, `pass^${summary.k}`],
   });
   head.push([
-    report.suite,
+    sanitize(report.suite),
     String(summary.trials),
-    `${percent(summary.passRate)}${interval(summary.passRateCi95)}`,
+    `${percent(summary.passRate)}${interval(summary.passRateCi95)};${interval(summary.passRateByCaseCi95)}`,
     `${percent(summary.passAtK)}${interval(summary.passAtKCi95)}`,
     `${percent(summary.passHatK)}${interval(summary.passHatKCi95)}`,
   ]);

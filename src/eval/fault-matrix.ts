@@ -17,8 +17,9 @@ export interface FaultMatrixOptions extends FaultFiring {
   /** What `slow` waits on. @default the agent config's `clock`, else the system clock */
   clock?: Clock;
   /**
-   * How the baseline and every cell are run. A `budget` applies to each run on its own. With a
-   * `store`, each cell resumes under its own key (the faulted suite has its own name).
+   * How the baseline and every cell are run. A `budget` applies to each run on its own. A `store`
+   * serves the baseline only: a cell's trials must run in this process, since which trials a fault
+   * reached is known only as they run.
    * @default {}
    */
   run?: RunEvalOptions;
@@ -54,6 +55,11 @@ export interface FaultMatrixCell {
    * (or failing) cost. Null when the fault never fired or those trials cost nothing unfaulted.
    */
   costMultiplier: number | null;
+  /**
+   * Mean latency of the faulted trials over the same trials unfaulted (what a `slow` or `timeout`
+   * fault costs in time); null when the fault never fired or those trials took no time.
+   */
+  latencyMultiplier: number | null;
   failureClasses: Partial<Record<FailureClass, number>>;
   stopped: EvalReport['stopped'];
 }
@@ -111,7 +117,8 @@ export async function runFaultMatrix<World>(
         fault,
         ...(options.clock ? { clock: options.clock } : {}),
       });
-      const report = await runEval(faulted, run);
+      const { store: _store, ...cellRun } = run;
+      const report = await runEval(faulted, cellRun);
       const faultedKeys = faulted.faults.faultedTrials;
       const recoveries = report.trials.filter(
         (trial) => trial.pass && faultedKeys.has(faultLedgerKey(trial.caseId, trial.trial)),
@@ -129,6 +136,8 @@ export async function runFaultMatrix<World>(
       });
       const faultedCost = onFaulted.reduce((sum, trial) => sum + trial.costUsd, 0);
       const unfaultedCost = unfaulted.reduce((sum, trial) => sum + trial.costUsd, 0);
+      const faultedMs = onFaulted.reduce((sum, trial) => sum + trial.latencyMs, 0);
+      const unfaultedMs = unfaulted.reduce((sum, trial) => sum + trial.latencyMs, 0);
       const cell: FaultMatrixCell = {
         tool,
         fault,
@@ -146,6 +155,10 @@ export async function runFaultMatrix<World>(
           unfaulted.length === 0 || unfaultedCost <= 0
             ? null
             : faultedCost / onFaulted.length / (unfaultedCost / unfaulted.length),
+        latencyMultiplier:
+          unfaulted.length === 0 || unfaultedMs <= 0
+            ? null
+            : faultedMs / onFaulted.length / (unfaultedMs / unfaulted.length),
         failureClasses: report.failureClasses,
         stopped: report.stopped,
       };

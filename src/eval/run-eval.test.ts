@@ -230,3 +230,138 @@ describe('runEval', () => {
     await expect(runEval(suite, { cases: ['nope'] })).rejects.toThrow('no case "nope"');
   });
 });
+
+describe('runEval under abuse (from the adversarial review)', () => {
+  const plainSuite = (system: string, calls: { n: number }, odds = 0.5): EvalSuite => ({
+    name: 'review',
+    cases: ['a', 'b'].map((id) => ({ id, input: `q ${id}`, expect: ({ answer }) => answer === 'right' })),
+    agent: ({ random }) => {
+      const text = random() < odds ? 'right' : 'wrong';
+      return {
+        system,
+        model: scriptedModel([
+          () => {
+            calls.n++;
+            return { text };
+          },
+        ]),
+      };
+    },
+  });
+
+  it('reuses a stored trial only under the same configuration: a changed prompt re-runs every trial', async () => {
+    const store = memoryEvalResultsStore();
+    const calls = { n: 0 };
+    await runEval(plainSuite('v1', calls), { trials: 3, store });
+    expect(calls.n).toBe(6);
+    await runEval(plainSuite('v1', calls), { trials: 3, store });
+    expect(calls.n).toBe(6);
+    await runEval(plainSuite('v2', calls), { trials: 3, store });
+    expect(calls.n).toBe(12);
+    await runEval(plainSuite('v1', calls), { trials: 3, store, version: 'model weights 2' });
+    expect(calls.n).toBe(18);
+  });
+
+  it('a ConfigurationError in one trial stops the others before it is thrown', async () => {
+    const calls = { n: 0 };
+    const suite = plainSuite('s', calls);
+    const broken: EvalSuite = {
+      ...suite,
+      cases: Array.from({ length: 20 }, (_, i) => ({ id: `c${i}`, input: 'q', expect: () => true })),
+      agent: (context) =>
+        context.caseId === 'c3' ? { model: scriptedModel([]), maxSteps: -1 } : suite.agent(context),
+    };
+    await expect(runEval(broken, { trials: 5, concurrency: 4 })).rejects.toThrow('maxSteps');
+    const atThrow = calls.n;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(calls.n).toBe(atThrow);
+    expect(calls.n).toBeLessThan(20);
+  });
+
+  it('a budget crossed by the last trial does not mark a finished eval as stopped', async () => {
+    const calls = { n: 0 };
+    const full = await runEval(plainSuite('s', calls), { trials: 2, concurrency: 1 });
+    const spent = full.trials.reduce((sum, trial) => sum + trial.billedTokens, 0);
+    const report = await runEval(plainSuite('s', calls), {
+      trials: 2,
+      concurrency: 1,
+      budget: { tokens: spent - 1 },
+    });
+    expect(report.summary.trials).toBe(4);
+    expect(report.stopped).toBeNull();
+  });
+
+  it('an outer signal is a named stop; a predicate that never settles is abandoned at the wall budget', async () => {
+    const calls = { n: 0 };
+    const controller = new AbortController();
+    controller.abort();
+    const cancelled = await runEval(plainSuite('s', calls), { trials: 3, signal: controller.signal });
+    expect(cancelled.stopped).toMatchObject({ budget: 'signal', skippedTrials: 6 });
+    const hanging: EvalSuite = {
+      ...plainSuite('s', calls),
+      cases: [{ id: 'hang', input: 'q', expect: () => new Promise<boolean>(() => {}) }],
+    };
+    const clock = fakeClock();
+    const running = runEval(hanging, { trials: 2, clock, budget: { wallMs: 1_000 } });
+    const report = await clock.runUntilSettled(running);
+    expect(report.stopped).toMatchObject({ budget: 'wall_ms', cancelledTrials: 2, skippedTrials: 0 });
+    expect(report.summary.trials).toBe(0);
+  });
+
+  it('a trial that hits its step cap fails, even when its forced final answer is right', async () => {
+    const suite: EvalSuite = {
+      name: 'cap',
+      cases: [{ id: 'a', input: 'q', expect: ({ answer }) => answer?.includes('value of a') === true }],
+      agent: () => ({
+        model: scriptedModel([
+          { toolCalls: [{ name: 'lookup', input: { key: 'a' } }] },
+          { text: 'The value is value of a.' },
+        ]),
+        tools: [lookup],
+        maxSteps: 2,
+      }),
+    };
+    const report = await runEval(suite, { trials: 1 });
+    expect(report.trials[0]).toMatchObject({
+      pass: false,
+      failureClass: 'step_cap',
+      outcome: { kind: 'step_limit' },
+    });
+    expect(report.trials[0]?.reason).toMatch(/ended step_limit, not answered/);
+    const accepting = {
+      ...suite,
+      cases: [{ ...(suite.cases[0] as EvalSuite['cases'][number]), acceptOutcomes: ['step_limit' as const] }],
+    };
+    expect((await runEval(accepting, { trials: 1 })).trials[0]?.pass).toBe(true);
+  });
+
+  it('mustNotCall counts a call whose tool ran even when its output failed the tool\u2019s checks', async () => {
+    let deleted = 0;
+    const remove = defineTool({
+      name: 'remove',
+      description: 'Removes a record.',
+      effect: 'read',
+      input: z.object({ id: z.string() }),
+      output: z.object({ ok: z.literal(true) }),
+      execute: () => {
+        deleted++;
+        return { ok: 'yes' } as unknown as { ok: true };
+      },
+    });
+    const report = await runEval(
+      {
+        name: 'side-effect',
+        cases: [{ id: 'a', input: 'q', expect: () => true, trajectory: { mustNotCall: ['remove'] } }],
+        agent: () => ({
+          model: scriptedModel([{ toolCalls: [{ name: 'remove', input: { id: 'x' } }] }, { text: 'done' }]),
+          tools: [remove],
+        }),
+      },
+      { trials: 1 },
+    );
+    expect(deleted).toBe(1);
+    expect(report.trials[0]).toMatchObject({ pass: false, reason: 'remove was called' });
+    // The tool failed its own checks: the model's call was valid.
+    expect(report.trajectory.toolCallValidity).toBe(1);
+  });
+});

@@ -25,5 +25,7 @@ export function wilsonInterval(successes: number, n: number, z = z95): Interval 
   const scale = 1 + z2 / n;
   const centre = (p + z2 / (2 * n)) / scale;
   const half = (z / scale) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
-  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+  // At the ends the bound is exact (0 passes: the low end is 0; all passes: the high end is 1); the
+  // formula leaves rounding dust like 2.8e-17 there.
+  return [successes === 0 ? 0 : Math.max(0, centre - half), successes === n ? 1 : Math.min(1, centre + half)];
 }
