@@ -132,7 +132,10 @@ export interface TrialRecord {
   /** Wall time of the run, from the eval's clock. */
   latencyMs: number;
   runId: string;
-  /** The configuration the trial ran with, as `configFingerprint` hashes it: resume reuses a trial only under the same one. */
+  /**
+   * The configuration the trial ran with, as `configFingerprint` hashes it (empty when the eval had
+   * no store): a resume reuses a trial only under the same one.
+   */
   config: string;
   /** What grading the trial cost (a judge's calls), beside the agent's `costUsd`. */
   gradingCostUsd?: number;

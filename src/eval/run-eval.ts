@@ -394,7 +394,8 @@ export async function runEval<World>(
           kind: 'record',
           record: harnessFailure(kase, trial, trialSeedValue, 'the agent built no model'),
         };
-      const fingerprint = configFingerprint(config, kase.input, options.version);
+      // Only a store needs it (to reuse a trial on resume): it serializes the tools' schemas.
+      const fingerprint = options.store ? configFingerprint(config, kase.input, options.version) : '';
       return { kind: 'built', built: { kase, trial, seed: trialSeedValue, world, config, fingerprint } };
     } catch (error) {
       if (error instanceof TrialStopped || isConfigurationError(error)) throw error;
