@@ -365,3 +365,29 @@ describe('runEval under abuse (from the adversarial review)', () => {
     expect(report.trajectory.toolCallValidity).toBe(1);
   });
 });
+
+describe('runEval resume under a spent budget', () => {
+  it('stored spend over the budget starts no new trial (no model call is paid for and thrown away)', async () => {
+    const calls = { n: 0 };
+    const store = memoryEvalResultsStore();
+    const suite: EvalSuite = {
+      name: 'spent',
+      cases: ['a', 'b', 'c'].map((id) => ({ id, input: 'q', expect: () => true })),
+      agent: () => ({
+        model: scriptedModel([
+          () => {
+            calls.n++;
+            return { text: 'ok' };
+          },
+        ]),
+      }),
+    };
+    const first = await runEval(suite, { trials: 10, concurrency: 2, store, budget: { tokens: 100 } });
+    expect(first.stopped?.budget).toBe('tokens');
+    const before = calls.n;
+    const again = await runEval(suite, { trials: 10, concurrency: 2, store, budget: { tokens: 100 } });
+    expect(calls.n).toBe(before);
+    expect(again.stopped).toMatchObject({ budget: 'tokens', cancelledTrials: 0 });
+    expect(again.summary.trials).toBe(first.summary.trials);
+  });
+});
