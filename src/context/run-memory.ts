@@ -106,7 +106,7 @@ export async function readNewSteps(
     // stays in the transcript, and recall({ step }) reads it.
     const indexed = entries.map((entry) =>
       entry.kind === 'tool_result' && entry.text.length > indexedChars
-        ? { ...entry, text: cutText(entry.text, 0, indexedChars) }
+        ? withText(entry, cutText(entry.text, 0, indexedChars))
         : entry,
     );
     await memory.index.append(indexed);
@@ -114,4 +114,13 @@ export async function readNewSteps(
   if (memory.digestIndex && entries.length > 0)
     memory.digestIndex.append(entries.filter((entry) => entry.kind !== 'tool_result'));
   return fresh;
+}
+
+/** `entry` with another text, built in one literal (`{ ...entry, text }` makes a hidden class per object). */
+function withText(entry: TranscriptEntry, text: string): TranscriptEntry {
+  const copy: TranscriptEntry = { id: entry.id, step: entry.step, kind: entry.kind, text };
+  if (entry.tool !== undefined) copy.tool = entry.tool;
+  if (entry.message !== undefined) copy.message = entry.message;
+  if (entry.untrusted !== undefined) copy.untrusted = entry.untrusted;
+  return copy;
 }
