@@ -29,7 +29,8 @@ export class TranscriptPostings {
   #position = 0;
   #length = 0;
   readonly #sink: TermSink = {
-    asciiTerm: (text, start, end, hash) => this.#post(this.#termIds.ofAscii(text, start, end, hash)),
+    asciiTerm: (text, start, end, hash, bytes) =>
+      this.#post(this.#termIds.ofAscii(text, start, end, hash, bytes)),
     term: (term) => this.#post(this.#termIds.of(term)),
   };
 

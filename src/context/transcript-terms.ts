@@ -55,8 +55,11 @@ const maxCachedFolds = 4_096;
  * one folded.
  */
 export interface TermSink {
-  /** The term `text.slice(start, end).toLowerCase()` (ASCII letters and digits only), hashed. */
-  asciiTerm(text: string, start: number, end: number, hash: number): void;
+  /**
+   * The term `text.slice(start, end).toLowerCase()` (ASCII letters and digits only), hashed; with
+   * `bytes` when the text was read from them (all ASCII: `bytes[i]` is `text.charCodeAt(i)`).
+   */
+  asciiTerm(text: string, start: number, end: number, hash: number, bytes: Uint8Array | undefined): void;
   /** A term with a character beyond ASCII, folded as FTS5 folds it. */
   term(term: string): void;
 }
@@ -126,7 +129,7 @@ export function readTerms(text: string, sink: TermSink): void {
       index = readUnicodeTerm(text, index, sink);
       continue;
     }
-    sink.asciiTerm(text, index, end, hash);
+    sink.asciiTerm(text, index, end, hash, undefined);
     index = end;
   }
 }
@@ -163,7 +166,7 @@ function readAsciiTerms(text: string, sink: TermSink): boolean {
       if (++end === length) break;
       folded = asciiFold[bytes[end]!]!;
     } while (folded !== 0);
-    sink.asciiTerm(text, index, end, hash);
+    sink.asciiTerm(text, index, end, hash, bytes);
     index = end;
   }
   return true;
@@ -177,7 +180,7 @@ function readUnicodeTerm(text: string, start: number, sink: TermSink): number {
   const term = match[0];
   if (asciiOnly.test(term)) {
     const folded = term.toLowerCase();
-    sink.asciiTerm(text, start, start + term.length, termHash(folded));
+    sink.asciiTerm(text, start, start + term.length, termHash(folded), undefined);
   } else sink.term(foldTerm(term));
   return start + term.length;
 }
