@@ -120,7 +120,14 @@ describe('memoryTranscriptIndex', () => {
       '-',
       '→',
     );
-    const text = fc.array(piece, { minLength: 0, maxLength: 16 }).map((list) => list.join(''));
+    const asciiPiece = fc.constantFrom('Retry', 'retry', 'RETRY', 'INC-4471', 'db_1', 'x', '4471', ' ', '-');
+    // Long texts too: an all-ASCII one of 256 characters or more is read from its bytes.
+    const text = fc
+      .tuple(
+        fc.oneof(fc.array(piece, { maxLength: 16 }), fc.array(asciiPiece, { maxLength: 16 })),
+        fc.integer({ min: 1, max: 60 }),
+      )
+      .map(([list, times]) => list.join('').repeat(times));
     fc.assert(
       fc.property(fc.array(text, { minLength: 1, maxLength: 12 }), (texts) => {
         const index = memoryTranscriptIndex();
