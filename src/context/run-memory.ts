@@ -36,13 +36,14 @@ export interface RunMemory {
 /**
  * Reads the steps completed since the last call (a step is complete once an assistant turn follows
  * it), records their entries, indexes them, and notes a call that repeats a ruled-out approach.
+ * A promise only when the run's index appends asynchronously (every step: no await it does not need).
  */
-export async function readNewSteps(
+export function readNewSteps(
   input: ContextPolicyInput,
   memory: RunMemory,
   misses: ContextMiss[],
   indexedChars: number,
-): Promise<StepRecord[]> {
+): StepRecord[] | Promise<StepRecord[]> {
   const transcript = input.transcript;
   if (transcript.length < memory.readTo) {
     // A different transcript under the same run id (a fresh start): read it again.
@@ -109,8 +110,13 @@ export async function readNewSteps(
         ? withText(entry, cutText(entry.text, 0, indexedChars))
         : entry,
     );
-    await memory.index.append(indexed);
+    const appended = memory.index.append(indexed);
+    if (appended instanceof Promise) return appended.then(() => appendDigests(memory, entries, fresh));
   }
+  return appendDigests(memory, entries, fresh);
+}
+
+function appendDigests(memory: RunMemory, entries: TranscriptEntry[], fresh: StepRecord[]): StepRecord[] {
   if (memory.digestIndex && entries.length > 0)
     memory.digestIndex.append(entries.filter((entry) => entry.kind !== 'tool_result'));
   return fresh;
