@@ -52,6 +52,7 @@ export class TranscriptPostings {
     const position = this.#position;
     const postings = this.#postingsById[id];
     if (postings === undefined) {
+      // A new term: ids are handed out in order, and each is posted as soon as it is made.
       const created = { positions: [position], frequencies: [1] };
       this.#postingsById.push(created);
       this.byTerm.set(this.#termIds.terms[id]!, created);
