@@ -225,7 +225,8 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
         memory.lastWorking = window.pins.get('working-state')?.text ?? '';
         memory.lastRecall = window.pins.get('recalled')?.text ?? '';
       }
-      const fresh = await readNewSteps(input, memory, misses, indexedChars);
+      const read = readNewSteps(input, memory, misses, indexedChars);
+      const fresh = read instanceof Promise ? await read : read;
       // Admit: a big result enters capped, once.
       const handles = { recall: offerRecall, search: Boolean(options.retrieval) && offerRecall };
       if (admit) for (const record of fresh) edits.push(...admissions(input, record, admit, handles));
@@ -282,7 +283,7 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
         }
       }
       if (perStep && memory.digestIndex) {
-        const text = await recalledText(input, memory, fresh[fresh.length - 1], edits, k);
+        const text = recalledText(input, memory, fresh[fresh.length - 1], edits, k);
         if (text !== memory.lastRecall) {
           memory.lastRecall = text;
           edits.push({ verb: 'pin', key: 'recalled', text, at: 'end' });

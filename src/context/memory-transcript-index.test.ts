@@ -95,6 +95,58 @@ describe('memoryTranscriptIndex', () => {
     );
   });
 
+  it('indexes the terms transcriptTerms reads, however the text is written', () => {
+    // The index reads ASCII terms straight from the text (no string per known term): it must
+    // land on the terms, counts and lengths transcriptTerms gives, for any mix of scripts and case.
+    const piece = fc.constantFrom(
+      'Retry',
+      'retry',
+      'RETRY',
+      'INC-4471',
+      'db_1',
+      'café',
+      'CAFÉ',
+      'cafe\u0301',
+      'Zürich',
+      'straße',
+      'ΟΔΟΣ',
+      'οδος',
+      '日本語',
+      '😀',
+      'naïve…',
+      'x',
+      '4471',
+      ' ',
+      '-',
+      '→',
+    );
+    const asciiPiece = fc.constantFrom('Retry', 'retry', 'RETRY', 'INC-4471', 'db_1', 'x', '4471', ' ', '-');
+    // Long texts too: an all-ASCII one of 256 characters or more is read from its bytes.
+    const text = fc
+      .tuple(
+        fc.oneof(fc.array(piece, { maxLength: 16 }), fc.array(asciiPiece, { maxLength: 16 })),
+        fc.integer({ min: 1, max: 60 }),
+      )
+      .map(([list, times]) => list.join('').repeat(times));
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 12 }), (texts) => {
+        const index = memoryTranscriptIndex();
+        index.append(texts.map((item, i) => entry(`e${i}`, i + 1, item)));
+        const read = texts.map((item) => transcriptTerms(item));
+        for (const term of new Set(read.flat())) {
+          const holding = read.filter((terms) => terms.includes(term)).length;
+          expect(index.termShare(term), term).toBe(holding / texts.length);
+          // Found in exactly the entries that hold it.
+          const hits = index.search(term, { k: texts.length });
+          expect(hits.map((hit) => hit.id).sort()).toEqual(
+            read.flatMap((terms, i) => (terms.includes(term) ? [`e${i}`] : [])).sort(),
+          );
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('scores each search afresh, however searches and appends interleave', () => {
     const texts = ['alpha beta', 'beta gamma', 'gamma delta alpha', 'delta', 'alpha alpha beta'];
     const queries = ['alpha', 'beta delta', 'gamma', 'alpha gamma delta', 'epsilon'];

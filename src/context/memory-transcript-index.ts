@@ -68,7 +68,7 @@ export function memoryTranscriptIndex(options: MemoryTranscriptIndexOptions = {}
       for (const entry of batch) {
         if (positionsById.has(entry.id)) continue;
         positionsById.set(entry.id, index.entries.length);
-        index.add(copyEntry(entry), transcriptTerms(indexedText(entry.text, maxIndexedChars)));
+        index.add(copyEntry(entry), indexedText(entry.text, maxIndexedChars));
       }
     },
     termShare(term) {

@@ -1,4 +1,4 @@
-import type { ContextEdit, RangeEdit } from './context-edit.js';
+import type { ContextEdit } from './context-edit.js';
 import type { ContextPolicyInput } from './context-policy.js';
 import type { RunMemory } from './run-memory.js';
 import { oneLine, type StepRecord } from './step-entries.js';
@@ -30,14 +30,14 @@ export function escapedPinned(text: string): string {
   return escapeTag(text, 'context-pinned');
 }
 
-/** The top entries for what the last step did, among those out of the window. */
-export async function recalledText(
+/** The top entries for what the last step did, among those out of the window (the policy's own index answers at once). */
+export function recalledText(
   input: ContextPolicyInput,
   memory: RunMemory,
   newest: StepRecord | undefined,
   edits: readonly ContextEdit[],
   k: number,
-): Promise<string> {
+): string {
   const index = memory.digestIndex as NonNullable<RunMemory['digestIndex']>;
   const last = newest ?? memory.records[memory.records.length - 1];
   if (!last) return '';
@@ -51,17 +51,17 @@ export async function recalledText(
   ].join(' ');
   if (query.trim() === '') return '';
   // Only what the window no longer shows is worth a retrieval.
-  const ranges = [
-    ...input.window.ranges,
-    ...edits.filter((edit): edit is RangeEdit => edit.verb === 'evict' || edit.verb === 'summarize'),
-  ];
-  const out = ranges.reduce((max, range) => Math.max(max, range.steps[1]), 0);
+  let out = 0;
+  for (const range of input.window.ranges) out = Math.max(out, range.steps[1]);
+  for (const edit of edits)
+    if (edit.verb === 'evict' || edit.verb === 'summarize') out = Math.max(out, edit.steps[1]);
   if (out === 0) return '';
   // Only a distinctive word can find something: a term most entries hold (the tool's name, a field
-  // name) matches everything equally and would make every search read the whole index.
-  const distinctive = [...new Set(transcriptTerms(oneLine(query, 1_000)))].filter(
-    (term) => index.termShare(term) <= distinctiveShare,
-  );
+  // name) matches everything equally and would make every search read the whole index. A query of
+  // 1,000 characters or fewer is its own one-line form, term for term (whitespace only separates).
+  const distinctive = [
+    ...new Set(transcriptTerms(query.length <= 1_000 ? query : oneLine(query, 1_000))),
+  ].filter((term) => index.termShare(term) <= distinctiveShare);
   if (distinctive.length === 0) return '';
   const hits = index.search(distinctive.join(' '), {
     k,

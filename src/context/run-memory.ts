@@ -36,13 +36,14 @@ export interface RunMemory {
 /**
  * Reads the steps completed since the last call (a step is complete once an assistant turn follows
  * it), records their entries, indexes them, and notes a call that repeats a ruled-out approach.
+ * A promise only when the run's index appends asynchronously (every step: no await it does not need).
  */
-export async function readNewSteps(
+export function readNewSteps(
   input: ContextPolicyInput,
   memory: RunMemory,
   misses: ContextMiss[],
   indexedChars: number,
-): Promise<StepRecord[]> {
+): StepRecord[] | Promise<StepRecord[]> {
   const transcript = input.transcript;
   if (transcript.length < memory.readTo) {
     // A different transcript under the same run id (a fresh start): read it again.
@@ -106,12 +107,26 @@ export async function readNewSteps(
     // stays in the transcript, and recall({ step }) reads it.
     const indexed = entries.map((entry) =>
       entry.kind === 'tool_result' && entry.text.length > indexedChars
-        ? { ...entry, text: cutText(entry.text, 0, indexedChars) }
+        ? withText(entry, cutText(entry.text, 0, indexedChars))
         : entry,
     );
-    await memory.index.append(indexed);
+    const appended = memory.index.append(indexed);
+    if (appended instanceof Promise) return appended.then(() => appendDigests(memory, entries, fresh));
   }
+  return appendDigests(memory, entries, fresh);
+}
+
+function appendDigests(memory: RunMemory, entries: TranscriptEntry[], fresh: StepRecord[]): StepRecord[] {
   if (memory.digestIndex && entries.length > 0)
     memory.digestIndex.append(entries.filter((entry) => entry.kind !== 'tool_result'));
   return fresh;
+}
+
+/** `entry` with another text, built in one literal (`{ ...entry, text }` makes a hidden class per object). */
+function withText(entry: TranscriptEntry, text: string): TranscriptEntry {
+  const copy: TranscriptEntry = { id: entry.id, step: entry.step, kind: entry.kind, text };
+  if (entry.tool !== undefined) copy.tool = entry.tool;
+  if (entry.message !== undefined) copy.message = entry.message;
+  if (entry.untrusted !== undefined) copy.untrusted = entry.untrusted;
+  return copy;
 }

@@ -1,6 +1,7 @@
 import { canonicalJson } from '../controls/canonical-json.js';
 import { undelimited } from '../loop/dispatch/size-result.js';
 import type { Message, ToolUseBlock } from '../model/content.js';
+import { asciiBytes } from './ascii-bytes.js';
 import type { TranscriptEntry } from './transcript-index.js';
 
 /**
@@ -65,10 +66,11 @@ const idScanChars = 1_000;
 export function idsIn(text: string, limit = 8): string[] {
   const found = new Set<string>();
   const end = Math.min(text.length, idScanChars);
+  const bytes = asciiBytes(text, end);
   let start = 0;
   let candidate = false;
   for (let i = 0; i <= end; i++) {
-    const code = i < end ? text.charCodeAt(i) : 32;
+    const code = i === end ? 32 : bytes ? bytes[i]! : text.charCodeAt(i);
     if (code < 128 && separators[code] === 1) {
       if (candidate && i - start >= 3) {
         const word = text.slice(start, i);

@@ -26,7 +26,8 @@ export function checkMaxIndexedChars(value: number | undefined): number {
  * of it is appended (a batch goes in whole or not at all).
  */
 export function checkTranscriptEntries(entries: readonly TranscriptEntry[]): void {
-  for (const [index, entry] of entries.entries()) {
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index];
     if (typeof entry?.id !== 'string' || typeof entry.text !== 'string' || !Number.isFinite(entry.step))
       throw new ConfigurationError(
         `entries[${index}]`,

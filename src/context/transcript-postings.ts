@@ -1,4 +1,6 @@
+import { TermIds } from './term-ids.js';
 import type { TranscriptEntry, TranscriptEntryKind } from './transcript-index.js';
+import { readTerms, type TermSink } from './transcript-terms.js';
 
 /** Where one term occurs: entry positions, ascending, and how often it occurs in each. */
 export interface Postings {
@@ -20,28 +22,48 @@ export class TranscriptPostings {
   readonly byTerm = new Map<string, Postings>();
   /** Terms indexed over all entries. */
   totalLength = 0;
+  readonly #termIds = new TermIds();
+  /** `byTerm`'s values by term id: what appending looks up. */
+  readonly #postingsById: Postings[] = [];
+  /** The entry being added, and how many terms it has had so far. */
+  #position = 0;
+  #length = 0;
+  readonly #sink: TermSink = {
+    asciiTerm: (text, start, end, hash, bytes) =>
+      this.#post(this.#termIds.ofAscii(text, start, end, hash, bytes)),
+    term: (term) => this.#post(this.#termIds.of(term)),
+  };
 
-  /** Adds `entry`, whose indexed text reads as `terms`, at the next position. */
-  add(entry: TranscriptEntry, terms: readonly string[]): void {
+  /** Adds `entry`, whose indexed text is `text` (read as {@link transcriptTerms} reads it), at the next position. */
+  add(entry: TranscriptEntry, text: string): void {
     const position = this.entries.length;
     this.entries.push(entry);
     this.steps.push(entry.step);
     this.kinds.push(entry.kind);
-    this.lengths.push(terms.length);
-    this.totalLength += terms.length;
-    for (const term of terms) {
-      const postings = this.byTerm.get(term);
-      if (!postings) {
-        this.byTerm.set(term, { positions: [position], frequencies: [1] });
-        continue;
-      }
-      // This entry's positions come last: a repeated term counts up its last posting.
-      const last = postings.positions.length - 1;
-      if (postings.positions[last] === position) postings.frequencies[last]!++;
-      else {
-        postings.positions.push(position);
-        postings.frequencies.push(1);
-      }
+    this.#position = position;
+    this.#length = 0;
+    readTerms(text, this.#sink);
+    this.lengths.push(this.#length);
+    this.totalLength += this.#length;
+  }
+
+  #post(id: number): void {
+    this.#length++;
+    const position = this.#position;
+    const postings = this.#postingsById[id];
+    if (postings === undefined) {
+      // A new term: ids are handed out in order, and each is posted as soon as it is made.
+      const created = { positions: [position], frequencies: [1] };
+      this.#postingsById.push(created);
+      this.byTerm.set(this.#termIds.terms[id]!, created);
+      return;
+    }
+    // This entry's positions come last: a repeated term counts up its last posting.
+    const last = postings.positions.length - 1;
+    if (postings.positions[last] === position) postings.frequencies[last]!++;
+    else {
+      postings.positions.push(position);
+      postings.frequencies.push(1);
     }
   }
 }
