@@ -36,18 +36,6 @@ function binomialCdf(n: number, p: number): Float64Array {
   return cdf;
 }
 
-/** The first j with cdf[j] > u: a draw from the distribution. */
-function draw(cdf: Float64Array, u: number): number {
-  let low = 0;
-  let high = cdf.length - 1;
-  while (low < high) {
-    const middle = (low + high) >> 1;
-    if ((cdf[middle] as number) > u) high = middle;
-    else low = middle + 1;
-  }
-  return low;
-}
-
 /**
  * A two-level percentile bootstrap for figures averaged over cases: each resample draws the cases
  * with replacement, then each drawn case's trials with replacement (its pass count from a binomial
@@ -66,35 +54,60 @@ export function caseBootstrap(
   if (ran.length === 0) return { passRate: null, passAtK: null, passHatK: null };
   const resamples = options.resamples ?? 2000;
   const tail = (1 - (options.level ?? 0.95)) / 2;
-  const tables = ran.map((one) => {
-    const atK = new Float64Array(one.n + 1);
-    const hatK = new Float64Array(one.n + 1);
-    const estimable = one.n >= k;
-    for (let c = 0; c <= one.n; c++) {
-      atK[c] = estimable ? (passAtK(one.n, c, k) as number) : Number.NaN;
-      hatK[c] = estimable ? (passHatK(one.n, c, k) as number) : Number.NaN;
-    }
-    return { n: one.n, cdf: binomialCdf(one.n, one.passes / one.n), atK, hatK, estimable };
-  });
-  const anyEstimable = tables.some((table) => table.estimable);
+  // Flat typed arrays, one slot per (case, pass count): the loop below runs resamples × cases times.
+  const m = ran.length;
+  const offsets = new Int32Array(m + 1);
+  for (let i = 0; i < m; i++) offsets[i + 1] = (offsets[i] as number) + (ran[i] as CaseTally).n + 1;
+  const cdf = new Float64Array(offsets[m] as number);
+  const atK = new Float64Array(offsets[m] as number);
+  const hatK = new Float64Array(offsets[m] as number);
+  const sizes = new Int32Array(m);
+  const estimable = new Uint8Array(m);
+  for (let i = 0; i < m; i++) {
+    const one = ran[i] as CaseTally;
+    const at = offsets[i] as number;
+    sizes[i] = one.n;
+    estimable[i] = one.n >= k ? 1 : 0;
+    cdf.set(binomialCdf(one.n, one.passes / one.n), at);
+    if (one.n >= k)
+      for (let c = 0; c <= one.n; c++) {
+        atK[at + c] = passAtK(one.n, c, k) as number;
+        hatK[at + c] = passHatK(one.n, c, k) as number;
+      }
+  }
+  const anyEstimable = estimable.includes(1);
   const rates = new Float64Array(resamples);
   const atKs = new Float64Array(resamples);
   const hatKs = new Float64Array(resamples);
   let estimableResamples = 0;
+  // mulberry32 inline, seeded from the caller's source: the same draws for the same `random`,
+  // without a call through it for each of the resamples × cases × 2 draws.
+  let state = Math.floor(random() * 4294967296) >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
   for (let r = 0; r < resamples; r++) {
     let passes = 0;
     let trials = 0;
     let at = 0;
     let hat = 0;
     let counted = 0;
-    for (let i = 0; i < tables.length; i++) {
-      const table = tables[Math.floor(random() * tables.length)] as (typeof tables)[number];
-      const c = draw(table.cdf, random());
+    for (let i = 0; i < m; i++) {
+      const pick = Math.floor(next() * m);
+      const from = offsets[pick] as number;
+      const n = sizes[pick] as number;
+      // The first pass count whose cumulative probability passes u: a binomial draw.
+      const u = next();
+      let c = 0;
+      while (c < n && (cdf[from + c] as number) <= u) c++;
       passes += c;
-      trials += table.n;
-      if (table.estimable) {
-        at += table.atK[c] as number;
-        hat += table.hatK[c] as number;
+      trials += n;
+      if (estimable[pick] === 1) {
+        at += atK[from + c] as number;
+        hat += hatK[from + c] as number;
         counted++;
       }
     }
