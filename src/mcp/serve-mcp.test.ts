@@ -51,7 +51,7 @@ async function connected(tools: AnyTool[], actor?: { id: string; scopes: string[
   return client;
 }
 
-const textOf = (result: { content: unknown }) => (result.content as { text: string }[])[0]?.text;
+const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]?.text;
 
 describe('createMcpServer', () => {
   it('lists each tool with its input schema and annotations derived from its effect', async () => {
