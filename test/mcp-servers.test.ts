@@ -183,6 +183,44 @@ describe.each(['stdio', 'http'] as const)('MCP tools over %s', (transport) => {
   });
 
   it.runIf(transport === 'stdio')(
+    'a server killed between calls is started again on the next call',
+    async () => {
+      const { set, tool } = await connect({ effect: 'read' });
+      const first = Number(await tool('pid').execute({}, context()));
+      process.kill(first, 'SIGKILL');
+      // Whether or not the client has seen the exit yet, the next call gets a new process.
+      const second = Number(await tool('pid').execute({}, context()));
+      expect(second).not.toBe(first);
+      expect(set.connection.connections).toBe(2);
+    },
+  );
+
+  it.runIf(transport === 'http')(
+    'a server gone for good: each call is mcp_unavailable, and maxToolErrors ends the run',
+    async () => {
+      const { set, fixture } = await connect({ effect: 'read' });
+      fixture.stop();
+      const { result } = await run(
+        set.tools,
+        [
+          { toolCalls: [call('pid', {}, 'a')] },
+          { toolCalls: [call('echo', { text: 'x' }, 'b')] },
+          { text: 'unused' },
+        ],
+        { maxToolErrors: 1 },
+      );
+      expect(result.outcome).toMatchObject({
+        kind: 'over_budget',
+        budget: 'tool_errors',
+        limit: 1,
+        actual: 2,
+      });
+      for (const shown of toolResults(result.messages))
+        expect(JSON.parse(shown.content)).toMatchObject({ error: { code: 'mcp_unavailable' } });
+    },
+  );
+
+  it.runIf(transport === 'stdio')(
     'an idempotent call lost with its server is sent once more after reconnecting',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'reins-mcp-'));
