@@ -5,13 +5,13 @@
  */
 
 export { outputOfCallResult } from './call-result.js';
-export {
-  type McpConnectedClient,
+export type {
+  McpConnectedClient,
   McpConnection,
-  type McpHttpServer,
-  type McpReconnectOptions,
-  type McpServerSource,
-  type McpStdioServer,
+  McpHttpServer,
+  McpReconnectOptions,
+  McpServerSource,
+  McpStdioServer,
 } from './mcp-connection.js';
 export { annotationsOfEffect, type McpToolAnnotations, mcpEffectOf, mcpIdempotentOf } from './mcp-effect.js';
 export { type McpToolOptions, type McpToolSet, type McpToolsOptions, mcpTools } from './mcp-tools.js';

@@ -108,8 +108,9 @@ export class McpConnection {
       return (await client.request(
         { method: 'tools/call', params: { name, arguments: input } },
         this.#sdk.types.CallToolResultSchema,
-        // The run's timeout aborts the signal first; the SDK's own must not fire earlier than it.
-        { signal: options.signal, timeout: options.timeoutMs ?? 24 * 60 * 60 * 1_000 },
+        // reins's timeout aborts the signal (and so cancels on the server); the SDK's own is only a
+        // backstop, set later so it does not win the race and label the call differently.
+        { signal: options.signal, timeout: (options.timeoutMs ?? 24 * 60 * 60 * 1_000) + 1_000 },
       )) as CallToolResult;
     } catch (error) {
       if (options.signal.aborted) throw error;
