@@ -101,27 +101,30 @@ export class McpConnection {
     input: Record<string, unknown>,
     options: { signal: AbortSignal; timeoutMs: number | undefined },
   ): Promise<CallToolResult> {
-    const client = await this.#ready(options.signal);
-    try {
-      // `client.request`, not `client.callTool`: the latter throws on a structured result that
-      // fails its schema, which would reach the model as an opaque failure instead of reins's check.
-      return (await client.request(
-        { method: 'tools/call', params: { name, arguments: input } },
-        this.#sdk.types.CallToolResultSchema,
-        // reins's timeout aborts the signal (and so cancels on the server); the SDK's own is only a
-        // backstop, set later so it does not win the race and label the call differently.
-        { signal: options.signal, timeout: (options.timeoutMs ?? 24 * 60 * 60 * 1_000) + 1_000 },
-      )) as CallToolResult;
-    } catch (error) {
-      if (options.signal.aborted) throw error;
-      if (this.#isTransportLoss(error)) {
+    for (let resent = false; ; resent = true) {
+      const client = await this.#ready(options.signal);
+      try {
+        // `client.request`, not `client.callTool`: the latter throws on a structured result that
+        // fails its schema, which would reach the model as an opaque failure instead of reins's check.
+        return (await client.request(
+          { method: 'tools/call', params: { name, arguments: input } },
+          this.#sdk.types.CallToolResultSchema,
+          // reins's timeout aborts the signal (and so cancels on the server); the SDK's own is only a
+          // backstop, set later so it does not win the race and label the call differently.
+          { signal: options.signal, timeout: (options.timeoutMs ?? 24 * 60 * 60 * 1_000) + 1_000 },
+        )) as CallToolResult;
+      } catch (error) {
+        if (options.signal.aborted) throw error;
+        if (!this.#isTransportLoss(error)) throw this.#labeled(name, error);
         this.#drop(client);
+        // A request that never left (the transport was already closed, the connection refused)
+        // cannot have taken effect: send it once more, on a new connection, whatever the tool.
+        if (!resent && neverSent(error)) continue;
         throw new ToolError(
           `The MCP server "${this.serverName}" went away while ${name} was running, so it may or may not have taken effect. Check before repeating it.`,
           { code: 'mcp_connection_lost', retry: 'after', cause: error },
         );
       }
-      throw this.#labeled(name, error);
     }
   }
 
@@ -256,4 +259,13 @@ export class McpConnection {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/** The SDK had no transport to send on, or the server refused the connection: nothing was delivered. */
+function neverSent(error: unknown): boolean {
+  const { message, cause } = (typeof error === 'object' && error !== null ? error : {}) as {
+    message?: unknown;
+    cause?: { code?: unknown } | null;
+  };
+  return (typeof message === 'string' && /^not connected$/i.test(message)) || cause?.code === 'ECONNREFUSED';
 }

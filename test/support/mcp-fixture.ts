@@ -9,8 +9,8 @@ export const fixtureServer = new URL('../fixtures/mcp-server.mjs', import.meta.u
 /** How to reach a running fixture, and how to end it from outside. */
 export interface RunningFixture {
   source: McpServerSource;
-  /** Kills an HTTP fixture's process (a stdio one is spawned by the client: kill it by its pid). */
-  stop(): void;
+  /** Kills an HTTP fixture's process and waits for it to exit (a stdio one is the client's: kill it by its pid). */
+  stop(): Promise<void>;
 }
 
 /** Starts the fixture for a transport: stdio is started by the client itself; HTTP here, on loopback. */
@@ -21,7 +21,7 @@ export async function startFixture(
   if (transport === 'stdio')
     return {
       source: { command: process.execPath, args: [fixtureServer], env, stderr: 'ignore' },
-      stop: () => {},
+      stop: () => Promise.resolve(),
     };
   const child: ChildProcess = spawn(process.execPath, [fixtureServer, '--http'], {
     env: { ...process.env, ...env },
@@ -38,7 +38,10 @@ export async function startFixture(
   return {
     source: { url: `http://127.0.0.1:${port}/mcp` },
     stop: () => {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGKILL');
+      return exited;
     },
   };
 }
