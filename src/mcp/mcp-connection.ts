@@ -85,7 +85,13 @@ export class McpConnection {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, signal ? { signal } : {});
+      // `client.request`, not `client.listTools`: the latter compiles every output schema with the
+      // SDK's validator and throws on one it cannot read, losing the whole server for one tool.
+      const page = await client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        this.#sdk.types.ListToolsResultSchema,
+        signal ? { signal } : {},
+      );
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor !== undefined);

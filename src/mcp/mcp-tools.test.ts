@@ -50,12 +50,18 @@ describe('mcpTools', () => {
       { name: 'fine', inputSchema: object },
       { name: 'broken', inputSchema: { type: 'object', properties: { x: { type: 'nonsense' } } } as never },
       { name: 'long_job', inputSchema: object, execution: { taskSupport: 'required' } },
+      {
+        name: 'odd_output',
+        inputSchema: object,
+        outputSchema: { type: 'object', properties: { y: { type: 'nonsense' } } } as never,
+      },
     ]);
     const set = await mcpTools({ client });
     expect(set.tools.map((tool) => tool.name)).toEqual(['fine']);
     expect(set.skipped).toEqual([
       { name: 'broken', reason: expect.stringMatching(/^its schema cannot be compiled/) },
       { name: 'long_job', reason: 'it runs only as an MCP task' },
+      { name: 'odd_output', reason: expect.stringMatching(/^its schema cannot be compiled/) },
     ]);
   });
 
