@@ -46,12 +46,20 @@ describe('@modelcontextprotocol/server-filesystem as reins tools', () => {
       expect.arrayContaining(['read_text_file', 'write_file']),
     );
     const model = scriptedModel([
-      { toolCalls: [call('write_file', { path: join(dir, 'x.txt'), content: 'x' })] },
+      {
+        toolCalls: [
+          call('read_text_file', { path: join(dir, 'notes.txt') }),
+          call('write_file', { path: join(dir, 'x.txt'), content: 'x' }),
+        ],
+      },
     ]);
     const result = await runAgent({ model, input: 'go', tools: untrusted.tools });
     expect(result.outcome).toMatchObject({
       kind: 'awaiting_approval',
-      requests: [{ tool: 'write_file', cause: 'confirm' }],
+      requests: [
+        { tool: 'read_text_file', cause: 'confirm', effect: 'destructive' },
+        { tool: 'write_file', cause: 'confirm', effect: 'destructive' },
+      ],
     });
     expect(() => readFileSync(join(dir, 'x.txt'))).toThrow();
   });
