@@ -11,6 +11,10 @@ type ContentBlock = CallToolResult['content'][number];
  * content blocks. Images travel as attachments; what reins cannot show (audio, binary resources)
  * is named in the text, never dropped silently. An `isError` result is thrown as a {@link ToolError}
  * whose message is the server's text: a recoverable failure the model can act on.
+ *
+ * @example
+ * outputOfCallResult({ content: [{ type: 'text', text: 'Created ticket 7.' }] }, 'create_ticket', false);
+ * // 'Created ticket 7.'
  */
 export function outputOfCallResult(result: CallToolResult, tool: string, hasOutputSchema: boolean): unknown {
   const content = Array.isArray(result.content) ? result.content : [];

@@ -29,6 +29,9 @@ export function mcpEffectOf(
 /**
  * Whether calling a tool twice with the same arguments does nothing more than calling it once: the
  * user's word, else a trusted server's `idempotentHint` (default false), else true only for reads.
+ *
+ * @example
+ * mcpIdempotentOf(undefined, 'write', { idempotentHint: true }, true); // true
  */
 export function mcpIdempotentOf(
   declared: boolean | undefined,
@@ -44,6 +47,9 @@ export function mcpIdempotentOf(
 /**
  * The annotations a reins tool is served with: read-only for reads; otherwise destructive or not as
  * its effect says. Reads are idempotent; for writes reins does not know, so the hint is left out.
+ *
+ * @example
+ * annotationsOfEffect('destructive'); // { readOnlyHint: false, destructiveHint: true }
  */
 export function annotationsOfEffect(effect: ToolEffect): McpToolAnnotations {
   switch (effect) {
