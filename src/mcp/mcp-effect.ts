@@ -14,6 +14,11 @@ export interface McpToolAnnotations {
  * annotations count only when the user trusts the server, read with the spec's defaults (a tool
  * that says nothing is not read-only and is destructive). An untrusted server's tool the user said
  * nothing about is therefore destructive, so it pauses for approval.
+ *
+ * @example
+ * mcpEffectOf(undefined, { readOnlyHint: true }, false); // 'destructive': the server is not trusted
+ * mcpEffectOf(undefined, { readOnlyHint: true }, true); // 'read'
+ * mcpEffectOf('write', { destructiveHint: true }, true); // 'write': the user's word wins
  */
 export function mcpEffectOf(
   declared: ToolEffect | undefined,
