@@ -226,7 +226,6 @@ describe.each(['stdio', 'http'] as const)('MCP tools over %s', (transport) => {
       expect(set.connection.connections).toBe(first === 'mcp_unavailable' ? 1 + 2 * 3 : 1 + 3);
     });
 
-  // Registered only where it applies: a stdio server is the client's child; an HTTP one is not.
   if (transport === 'stdio')
     it('an idempotent call lost with its server is sent once more after reconnecting', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'reins-mcp-'));
