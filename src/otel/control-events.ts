@@ -10,11 +10,25 @@ export interface ControlEvent {
 }
 
 /**
- * The span event for one of the controls' trace events, or undefined for those that have none. The
- * names and attribute keys are a stable schema (docs/telemetry.md): added to, never renamed. Values
- * that quote tool arguments (a repeat key) are written only with `withContent`.
+ * Which control decisions become span events. `'decisive'`: those that stopped or changed something
+ * (a failed budget check, a repeat over the limit, a denial, a tainted context) and every approval,
+ * drift, late result, context edit and outcome. `'all'`: every check, passing ones too (four or more
+ * events a step; span event limits, 128 by default in the SDK, then drop events on long runs).
  */
-export function controlEvent(event: TraceEvent, withContent: boolean): ControlEvent | undefined {
+export type ControlEventLevel = 'decisive' | 'all';
+
+/**
+ * The span event for one of the controls' trace events, or undefined for those that have none (or
+ * that `level` leaves out). The names and attribute keys are a stable schema (docs/telemetry.md):
+ * added to, never renamed. Values that quote tool arguments (a repeat key) are written only with
+ * `withContent`.
+ */
+export function controlEvent(
+  event: TraceEvent,
+  withContent: boolean,
+  level: ControlEventLevel = 'all',
+): ControlEvent | undefined {
+  if (level === 'decisive' && !decisive(event)) return undefined;
   switch (event.type) {
     case 'budget-check': {
       const failing = event.readings.filter((reading) => !reading.ok);
@@ -123,6 +137,21 @@ export function controlEvent(event: TraceEvent, withContent: boolean): ControlEv
       return { name: 'reins.outcome', attributes: outcomeAttributes(event.outcome, withContent) };
     default:
       return undefined;
+  }
+}
+
+function decisive(event: TraceEvent): boolean {
+  switch (event.type) {
+    case 'budget-check':
+      return !event.ok;
+    case 'repeat-check':
+      return event.repeated;
+    case 'authorization':
+      return !event.allowed;
+    case 'taint-check':
+      return event.tainted || event.verdict === 'blocked';
+    default:
+      return true;
   }
 }
 

@@ -10,6 +10,12 @@ import {
   tokenUsageBuckets,
 } from './semconv.js';
 
+interface ChatAttributes {
+  call: Attributes;
+  input: Attributes;
+  output: Attributes;
+}
+
 /**
  * The metrics a run records: the GenAI client histograms, and reins's own. Counters carry the
  * dimensions a dashboard groups by; the ratios (`reins.runs.silent_failure_ratio` …) are observable
@@ -24,6 +30,7 @@ export class OtelRunMetrics {
   readonly #toolCalls: Counter;
   readonly #collector = new TraceStatsCollector();
   readonly #providerKey: string;
+  readonly #chat = new Map<string, ChatAttributes>();
 
   constructor(meter: Meter, providerKey: string) {
     this.#providerKey = providerKey;
@@ -81,20 +88,37 @@ export class OtelRunMetrics {
 
   modelResponse(event: ModelResponseEvent, provider: string, requestModel: string): void {
     this.#collector.add(event);
-    const attributes: Attributes = {
-      [genAi.operationName]: genAiOperation.chat,
-      [this.#providerKey]: provider,
-      [genAi.requestModel]: requestModel,
-    };
-    if (event.response.model !== undefined) attributes[genAi.responseModel] = event.response.model;
-    this.#operationDuration.record(event.durationMs / 1_000, attributes);
+    const attributes = this.#chatAttributes(provider, requestModel, event.response.model);
+    this.#operationDuration.record(event.durationMs / 1_000, attributes.call);
     const usage = event.response.usage;
     if (!usage) return;
-    this.#tokenUsage.record(usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens, {
-      ...attributes,
-      [genAi.tokenType]: 'input',
-    });
-    this.#tokenUsage.record(usage.outputTokens, { ...attributes, [genAi.tokenType]: 'output' });
+    this.#tokenUsage.record(
+      usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
+      attributes.input,
+    );
+    this.#tokenUsage.record(usage.outputTokens, attributes.output);
+  }
+
+  /** One set of attribute objects per (provider, model) pair, made once: a step records three. */
+  #chatAttributes(provider: string, requestModel: string, responseModel: string | undefined): ChatAttributes {
+    const key = `${provider}\u0000${requestModel}\u0000${responseModel ?? ''}`;
+    let cached = this.#chat.get(key);
+    if (!cached) {
+      const call: Attributes = {
+        [genAi.operationName]: genAiOperation.chat,
+        [this.#providerKey]: provider,
+        [genAi.requestModel]: requestModel,
+      };
+      if (responseModel !== undefined) call[genAi.responseModel] = responseModel;
+      cached = {
+        call,
+        input: { ...call, [genAi.tokenType]: 'input' },
+        output: { ...call, [genAi.tokenType]: 'output' },
+      };
+      // Bounded by the models a process calls; a runaway set of ids is cut off rather than kept.
+      if (this.#chat.size < 1_000) this.#chat.set(key, cached);
+    }
+    return cached;
   }
 
   modelError(event: ModelErrorEvent, provider: string, requestModel: string): void {

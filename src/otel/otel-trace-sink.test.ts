@@ -109,7 +109,8 @@ describe('otelTraceSink: the lesson scenarios as GenAI spans', () => {
       'gen_ai.tool.type': 'function',
       'reins.tool.status': 'ok',
     });
-    expect(agent?.events.map((event) => event.name)).toContain('reins.repeat_check');
+    // Only decisive checks by default: nothing was repeated, denied or over budget.
+    expect(agent?.events.map((event) => event.name)).toEqual(['reins.outcome']);
     expect(agent?.events.at(-1)).toMatchObject({
       name: 'reins.outcome',
       attributes: { 'reins.outcome.kind': 'answered', 'reins.outcome.silent_failure': false },
@@ -158,6 +159,20 @@ describe('otelTraceSink: the lesson scenarios as GenAI spans', () => {
     expect(agent?.attributes['error.type']).toBe('step_limit');
     expect(byName(spans, 'chat')).toHaveLength(6);
     expect(byName(spans, 'execute_tool')).toHaveLength(5);
+  });
+
+  it("controlEvents: 'all' records every check, passing ones too, in trace order", async () => {
+    const { run, spans } = await scenarioSpans('happy', { controlEvents: 'all' });
+    const [agent] = byName(spans, 'invoke_agent');
+    const names: Record<string, string> = {
+      'budget-check': 'reins.budget_check',
+      'repeat-check': 'reins.repeat_check',
+      authorization: 'reins.authorization',
+      'run-end': 'reins.outcome',
+    };
+    expect(agent?.events.map((event) => event.name)).toEqual(
+      run.trace.flatMap((event) => (names[event.type] ? [names[event.type]] : [])),
+    );
   });
 
   it('v1.36 names by default: gen_ai.system, no cache token attributes', async () => {

@@ -21,7 +21,7 @@ import type {
   TraceEvent,
 } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
-import { controlEvent } from './control-events.js';
+import { type ControlEventLevel, controlEvent } from './control-events.js';
 import { OtelRunMetrics } from './otel-run-metrics.js';
 import { outcomeStatus } from './outcome-status.js';
 import { type GenAiSemconv, genAi, genAiOperation, genAiSemconvFromEnvironment } from './semconv.js';
@@ -40,6 +40,12 @@ export interface OtelTraceSinkOptions {
   captureContent?: false | { maxChars: number };
   /** Which GenAI attribute names to write. @default from OTEL_SEMCONV_STABILITY_OPT_IN ('v1.36' unless it lists gen_ai_latest_experimental) */
   semconv?: GenAiSemconv;
+  /**
+   * Which control decisions become span events on the agent span: `'decisive'` (the checks that
+   * stopped or changed something, and every approval and outcome) or `'all'` (passing checks too).
+   * @default 'decisive'
+   */
+  controlEvents?: ControlEventLevel;
   /** `gen_ai.agent.name`, in the agent span's name. @default 'reins' */
   agentName?: string;
   /** `gen_ai.provider.name` (`gen_ai.system` under v1.36). @default inferred from the model id (claude → anthropic, gpt/o1/o3 → openai, gemini → gcp.gemini), else '_OTHER' */
@@ -106,6 +112,7 @@ class GenAiTraceSink implements OtelTraceSink {
   readonly #providerKey: string;
   readonly #maxChars: number | undefined;
   readonly #agentName: string;
+  readonly #controlEvents: ControlEventLevel;
   readonly #providerName: string | undefined;
   readonly #runs = new Map<string, OpenRun>();
 
@@ -120,6 +127,9 @@ class GenAiTraceSink implements OtelTraceSink {
       throw new TypeError('otelTraceSink: captureContent.maxChars must be a positive integer');
     this.#maxChars = capture === false ? undefined : capture.maxChars;
     this.#agentName = options.agentName ?? 'reins';
+    this.#controlEvents = options.controlEvents ?? 'decisive';
+    if (this.#controlEvents !== 'decisive' && this.#controlEvents !== 'all')
+      throw new TypeError(`otelTraceSink: controlEvents must be 'decisive' or 'all'`);
     this.#providerName = options.providerName;
   }
 
@@ -149,7 +159,7 @@ class GenAiTraceSink implements OtelTraceSink {
       default: {
         const run = this.#runs.get(event.runId);
         if (!run?.agent.isRecording()) return;
-        const control = controlEvent(event, this.#maxChars !== undefined);
+        const control = controlEvent(event, this.#maxChars !== undefined, this.#controlEvents);
         if (control) run.agent.addEvent(control.name, control.attributes, event.at);
       }
     }
