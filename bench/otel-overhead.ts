@@ -25,14 +25,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
-import {
-  defineTool,
-  type Model,
-  type ModelResponse,
-  memoryTraceSink,
-  type RunOptions,
-  runAgent,
-} from '../dist/index.js';
+import { defineTool, type Model, type ModelResponse, memoryTraceSink, runAgent } from '../dist/index.js';
 import { otelTraceSink } from '../dist/otel/index.js';
 import { benchMeta, median, option } from './stats.js';
 

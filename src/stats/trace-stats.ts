@@ -3,7 +3,7 @@ import type { ToolCallStatus, TraceEvent } from '../trace/events.js';
 import { isEnding, isSilentFailure } from './silent-failure.js';
 
 /** One tool's calls, by how each was settled. */
-export interface ToolStats {
+export interface ToolCallStats {
   calls: number;
   /** Results the model was shown as errors (`isError`): thrown, denied, invalid, timed out… */
   errors: number;
@@ -58,7 +58,7 @@ export interface TraceStats {
   toolErrors: number;
   /** `toolErrors / toolCalls`. */
   toolErrorRate: number | null;
-  tools: Record<string, ToolStats>;
+  tools: Record<string, ToolCallStats>;
   /**
    * The "agent or workflow?" tell: of each run's consecutive tool calls (A then B), the share where
    * B was the most common successor of A over all runs. Near 1, the model keeps choosing the same
@@ -201,7 +201,7 @@ export class TraceStatsCollector {
     const byOutcome: TraceStats['byOutcome'] = {};
     for (const [kind, runs] of [...this.#byOutcome].sort(([a], [b]) => a.localeCompare(b)))
       if (runs > 0) byOutcome[kind] = runs;
-    const tools: Record<string, ToolStats> = {};
+    const tools: Record<string, ToolCallStats> = {};
     let toolCalls = 0;
     let toolErrors = 0;
     for (const [name, stats] of [...this.#tools].sort(([a], [b]) => a.localeCompare(b))) {
