@@ -44,7 +44,11 @@ beforeAll(() => {
   mkdirSync(join(project, 'node_modules'));
   symlinkSync(root, join(project, 'node_modules', 'reins'), 'dir');
   symlinkSync(join(root, 'node_modules', 'zod'), join(project, 'node_modules', 'zod'), 'dir');
-  symlinkSync(join(root, 'node_modules', '@opentelemetry'), join(project, 'node_modules', '@opentelemetry'), 'dir');
+  symlinkSync(
+    join(root, 'node_modules', '@opentelemetry'),
+    join(project, 'node_modules', '@opentelemetry'),
+    'dir',
+  );
   writeFileSync(join(project, 'package.json'), '{ "type": "module", "private": true }\n');
   writeFileSync(
     join(project, 'tsconfig.json'),
