@@ -15,7 +15,7 @@ import { runScenario, type ScenarioName } from '../scenarios/index.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { defineTool } from '../tools/define-tool.js';
-import { type OtelTraceSinkOptions, otelTraceSink } from './otel-trace-sink.js';
+import { inferProvider, type OtelTraceSinkOptions, otelTraceSink } from './otel-trace-sink.js';
 import { genAiSemconvFromEnvironment } from './semconv.js';
 
 const exporter = new InMemorySpanExporter();
@@ -197,6 +197,61 @@ describe('otelTraceSink: the lesson scenarios as GenAI spans', () => {
     const [agent] = byName(spans, 'invoke_agent');
     expect(typeof agent?.attributes['gen_ai.input.messages']).toBe('string');
     expect(typeof byName(spans, 'chat')[0]?.attributes['gen_ai.output.messages']).toBe('string');
+  });
+});
+
+describe('otelTraceSink: errors', () => {
+  it('a model that throws: the chat span fails with error.type, the agent span with hard_error.model', async () => {
+    const sink = otelTraceSink({ tracer, meter: false });
+    const failure = Object.assign(new Error('bad request'), { name: 'InvalidRequestError', status: 400 });
+    const result = await runAgent({
+      model: scriptedModel([{ throws: failure }]),
+      input: 'q',
+      clock: fakeClock(start),
+      trace: sink,
+    });
+    expect(result.outcome.kind).toBe('hard_error');
+    const spans = exporter.getFinishedSpans();
+    const [chat] = byName(spans, 'chat');
+    expect(chat?.status).toEqual({ code: 2, message: 'bad request' });
+    expect(chat?.attributes['error.type']).toBe('InvalidRequestError');
+    const [agent] = byName(spans, 'invoke_agent');
+    expect(agent?.status.code).toBe(2);
+    expect(agent?.attributes['error.type']).toBe('hard_error.model');
+  });
+
+  it('a tool that throws: its execute_tool span fails, the run goes on', async () => {
+    const flaky = defineTool({
+      effect: 'read',
+      name: 'flaky',
+      description: 'x',
+      input: z.object({}),
+      execute: () => {
+        throw new TypeError('boom');
+      },
+    });
+    const sink = otelTraceSink({ tracer, meter: false });
+    await runAgent({
+      model: scriptedModel([{ toolCalls: [{ name: 'flaky', input: {}, id: 'c1' }] }, { text: 'done' }]),
+      input: 'q',
+      tools: [flaky],
+      clock: fakeClock(start),
+      trace: sink,
+      wrapToolExecution: sink.wrapToolExecution,
+    });
+    const spans = exporter.getFinishedSpans();
+    const [tool] = byName(spans, 'execute_tool');
+    expect(tool?.status.code).toBe(2);
+    expect(tool?.attributes).toMatchObject({ 'error.type': 'TypeError', 'reins.tool.status': 'error' });
+    expect(byName(spans, 'invoke_agent')[0]?.status.code).toBe(0);
+  });
+
+  it('names the provider from the model id, or _OTHER', () => {
+    expect(
+      ['claude-sonnet-4-5', 'gpt-5', 'o3-mini', 'gemini-2.5-pro', 'mistral-large', 'llama-3'].map(
+        inferProvider,
+      ),
+    ).toEqual(['anthropic', 'openai', 'openai', 'gcp.gemini', 'mistral_ai', '_OTHER']);
   });
 });
 
