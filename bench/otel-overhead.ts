@@ -4,7 +4,8 @@
  * the no-op API (no SDK registered: what a library user pays before wiring a backend) and once
  * against the real SDK (BasicTracerProvider, SimpleSpanProcessor into an InMemorySpanExporter, the
  * async-hooks context manager, a MeterProvider with a reader; spans and metrics recorded). The bars:
- * ≤ 5 % with the no-op API, ≤ 15 % with the SDK.
+ * ≤ 5 % with the no-op API, ≤ 15 % with the SDK. A fourth contender swaps the SimpleSpanProcessor
+ * for a BatchSpanProcessor (NodeSDK's default), flushed at the end of each timed run.
  *
  * Method as in loop-overhead.ts: one fresh child process per (contender, round), rotated across
  * rounds; each child warms up, then times runs for about a second; the figure is the median over
@@ -21,6 +22,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
   BasicTracerProvider,
+  BatchSpanProcessor,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
@@ -29,12 +31,13 @@ import { defineTool, type Model, type ModelResponse, memoryTraceSink, runAgent }
 import { otelTraceSink } from '../dist/otel/index.js';
 import { benchMeta, median, option } from './stats.js';
 
-const contenders = ['baseline', 'otel-noop', 'otel-sdk'] as const;
+const contenders = ['baseline', 'otel-noop', 'otel-sdk', 'otel-sdk-batch'] as const;
 type Contender = (typeof contenders)[number];
 const labels: Record<Contender, string> = {
   baseline: 'reins, no telemetry',
   'otel-noop': 'reins + reins/otel, no-op API',
   'otel-sdk': 'reins + reins/otel, SDK + in-memory exporter',
+  'otel-sdk-batch': 'the same, BatchSpanProcessor (flushed each run)',
 };
 const toolNames = Array.from({ length: 10 }, (_, i) => `tool_${i}`);
 const inputSchema = z.object({ query: z.string(), limit: z.number().int() });
@@ -82,13 +85,16 @@ function contender(name: Contender, steps: number): () => Promise<void> {
   const peakInput = 1_000 + 50 * steps;
   const billed = (steps + 1) * (peakInput + 40);
   let exporter: InMemorySpanExporter | undefined;
+  let provider: BasicTracerProvider | undefined;
   let sink: ReturnType<typeof otelTraceSink> | undefined;
-  if (name === 'otel-sdk') {
+  if (name === 'otel-sdk' || name === 'otel-sdk-batch') {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     exporter = new InMemorySpanExporter();
-    trace.setGlobalTracerProvider(
-      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-    );
+    // Simple exports each span as it ends (what the brief's bar names); Batch is what NodeSDK uses.
+    const processor =
+      name === 'otel-sdk-batch' ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter);
+    provider = new BasicTracerProvider({ spanProcessors: [processor] });
+    trace.setGlobalTracerProvider(provider);
     metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new BenchReader()] }));
   }
   if (name !== 'baseline') sink = otelTraceSink();
@@ -117,6 +123,8 @@ function contender(name: Contender, steps: number): () => Promise<void> {
     if (result.outcome.kind !== 'answered' || result.steps !== steps + 1)
       throw new Error(`${name}: ${JSON.stringify(result.outcome)} after ${result.steps} calls`);
     if (exporter) {
+      // Inside the timed run: the batch's export is part of what telemetry costs.
+      if (name === 'otel-sdk-batch') await provider?.forceFlush();
       const spans = exporter.getFinishedSpans().length;
       // The agent span, a chat span per model call, an execute_tool span per tool call.
       if (spans !== 1 + (steps + 1) + steps) throw new Error(`${name}: exported ${spans} spans`);
@@ -195,7 +203,11 @@ async function parent(): Promise<void> {
       );
     }
   }
-  const bars: Partial<Record<Contender, number>> = { 'otel-noop': 0.05, 'otel-sdk': 0.15 };
+  const bars: Partial<Record<Contender, number>> = {
+    'otel-noop': 0.05,
+    'otel-sdk': 0.15,
+    'otel-sdk-batch': 0.15,
+  };
   const medianOf = (name: Contender, read: (sample: Sample) => number) =>
     median((samples.get(name) ?? []).map(read));
   const wallBase = medianOf('baseline', (sample) => sample.usPerStep);
