@@ -10,7 +10,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { spanTree } from '../../test/support/span-tree.js';
-import { runAgent } from '../loop/run-agent.js';
+import { resumeAgent, runAgent } from '../loop/run-agent.js';
 import { runScenario, type ScenarioName } from '../scenarios/index.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
@@ -252,6 +252,58 @@ describe('otelTraceSink: errors', () => {
         inferProvider,
       ),
     ).toEqual(['anthropic', 'openai', 'openai', 'gcp.gemini', 'mistral_ai', '_OTHER']);
+  });
+});
+
+describe('otelTraceSink: a run paused for approval and resumed', () => {
+  it('is two invoke_agent spans with one gen_ai.conversation.id: the pause is not an error, the approval is an event on the resumed one', async () => {
+    const wire = defineTool({
+      name: 'wire_money',
+      description: 'Send money.',
+      effect: 'destructive',
+      input: z.object({ amount: z.number() }),
+      execute: ({ amount }) => ({ sent: amount }),
+    });
+    const sink = otelTraceSink({ tracer, meter: false });
+    const paused = await runAgent({
+      model: scriptedModel([{ toolCalls: [{ name: 'wire_money', input: { amount: 120 }, id: 'c1' }] }]),
+      input: 'pay invoice 7',
+      tools: [wire],
+      runId: 'pay-1',
+      clock: fakeClock(start),
+      trace: sink,
+    });
+    expect(paused.outcome.kind).toBe('awaiting_approval');
+    const approvalId =
+      paused.outcome.kind === 'awaiting_approval' ? paused.outcome.requests[0]?.approvalId : '';
+    const resumed = await resumeAgent(paused.state, {
+      model: scriptedModel([{ text: 'Paid.' }]),
+      tools: [wire],
+      approvals: [{ approvalId: approvalId as string, decision: 'approve', by: 'ops' }],
+      clock: fakeClock(start + 60_000),
+      trace: sink,
+      wrapToolExecution: sink.wrapToolExecution,
+    });
+    expect(resumed.outcome.kind).toBe('answered');
+    const agents = byName(exporter.getFinishedSpans(), 'invoke_agent');
+    expect(
+      agents.map((span) => [
+        span.attributes['reins.run.segment'],
+        span.attributes['reins.outcome.kind'],
+        span.status.code,
+      ]),
+    ).toEqual([
+      [0, 'awaiting_approval', 0],
+      [1, 'answered', 0],
+    ]);
+    expect(agents[0]?.events.map((event) => event.name)).toEqual(['reins.approval_request', 'reins.outcome']);
+    expect(agents[1]?.events.find((event) => event.name === 'reins.approval')?.attributes).toMatchObject({
+      'reins.approval.decision': 'approve',
+      'reins.approval.by': 'ops',
+    });
+    expect(new Set(agents.map((span) => span.attributes['gen_ai.conversation.id']))).toEqual(
+      new Set(['pay-1']),
+    );
   });
 });
 
