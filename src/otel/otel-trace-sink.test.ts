@@ -10,6 +10,7 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { spanTree } from '../../test/support/span-tree.js';
+import { isConfigurationError } from '../errors/reins-error.js';
 import { resumeAgent, runAgent } from '../loop/run-agent.js';
 import { runScenario, type ScenarioName } from '../scenarios/index.js';
 import { fakeClock } from '../testing/fake-clock.js';
@@ -244,6 +245,20 @@ describe('otelTraceSink: errors', () => {
     expect(tool?.status.code).toBe(2);
     expect(tool?.attributes).toMatchObject({ 'error.type': 'TypeError', 'reins.tool.status': 'error' });
     expect(byName(spans, 'invoke_agent')[0]?.status.code).toBe(0);
+  });
+
+  it('refuses options it cannot honour, naming them', () => {
+    const optionOf = (options: OtelTraceSinkOptions) => {
+      try {
+        otelTraceSink(options);
+      } catch (thrown) {
+        return isConfigurationError(thrown) ? thrown.option : 'other';
+      }
+      return undefined;
+    };
+    expect(optionOf({ captureContent: { maxChars: 0 } })).toBe('captureContent.maxChars');
+    expect(optionOf({ controlEvents: 'some' as 'all' })).toBe('controlEvents');
+    expect(optionOf({ semconv: 'v2' as 'latest' })).toBe('semconv');
   });
 
   it('names the provider from the model id, or _OTHER', () => {

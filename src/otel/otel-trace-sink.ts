@@ -10,6 +10,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { ConfigurationError } from '../errors/reins-error.js';
 import type { ToolExecutionInfo, ToolExecutionWrapper } from '../loop/options.js';
 import type { ModelResponse } from '../model/model.js';
 import type {
@@ -119,17 +120,19 @@ class GenAiTraceSink implements OtelTraceSink {
   constructor(options: OtelTraceSinkOptions) {
     this.#tracer = options.tracer ?? trace.getTracer('reins');
     this.#semconv = options.semconv ?? genAiSemconvFromEnvironment();
+    if (this.#semconv !== 'v1.36' && this.#semconv !== 'latest')
+      throw new ConfigurationError('semconv', `must be 'v1.36' or 'latest', got ${String(this.#semconv)}`);
     this.#providerKey = this.#semconv === 'latest' ? genAi.providerName : genAi.system;
     const meter = options.meter ?? metrics.getMeter('reins');
     this.#metrics = meter === false ? undefined : new OtelRunMetrics(meter, this.#providerKey);
     const capture = options.captureContent ?? false;
     if (capture !== false && !(Number.isInteger(capture.maxChars) && capture.maxChars > 0))
-      throw new TypeError('otelTraceSink: captureContent.maxChars must be a positive integer');
+      throw new ConfigurationError('captureContent.maxChars', 'must be a positive integer');
     this.#maxChars = capture === false ? undefined : capture.maxChars;
     this.#agentName = options.agentName ?? 'reins';
     this.#controlEvents = options.controlEvents ?? 'decisive';
     if (this.#controlEvents !== 'decisive' && this.#controlEvents !== 'all')
-      throw new TypeError(`otelTraceSink: controlEvents must be 'decisive' or 'all'`);
+      throw new ConfigurationError('controlEvents', `must be 'decisive' or 'all'`);
     this.#providerName = options.providerName;
   }
 
