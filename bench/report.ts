@@ -33,6 +33,7 @@ const results = {
   injection: load('injection'),
   context: load('context'),
   eval: load('eval'),
+  otel: load('otel'),
 };
 
 const fixed = (value: number | undefined, digits = 1) =>
@@ -213,6 +214,7 @@ function bars(): Bar[] {
       'partial-json',
     ),
     ...contextReportBars(),
+    ...otelBars(),
     bar(
       'eval harness: runEval ÷ the same 1,000 trials keeping the same traces, 4 in flight',
       results.eval?.overheadVsTraced,
@@ -232,6 +234,60 @@ function bars(): Bar[] {
       'injection',
     ),
   ];
+}
+
+/** reins/otel's overhead bars: CPU time, the figure a shared machine does not swamp (wall time is in the table). */
+function otelBars(): Bar[] {
+  const row = (contender: string) => results.otel?.rows.find((entry: Json) => entry.contender === contender);
+  const noop = row('otel-noop');
+  const sdk = row('otel-sdk');
+  const batch = row('otel-sdk-batch');
+  const overhead = (value: number | undefined) =>
+    value === undefined ? '—' : `${value >= 0 ? '+' : ''}${fixed(value * 100)} % CPU`;
+  return [
+    bar(
+      'reins/otel, no-op API, 50 steps: overhead',
+      noop?.cpuOverhead,
+      overhead(noop?.cpuOverhead),
+      '≤ 5 %',
+      (v) => v <= 0.05,
+      'otel',
+    ),
+    bar(
+      'reins/otel, SDK + in-memory exporter (simple processor), 50 steps: overhead',
+      sdk?.cpuOverhead,
+      overhead(sdk?.cpuOverhead),
+      '≤ 15 %',
+      (v) => v <= 0.15,
+      'otel',
+    ),
+    bar(
+      'same, batch processor: overhead',
+      batch?.cpuOverhead,
+      overhead(batch?.cpuOverhead),
+      '≤ 15 %',
+      (v) => v <= 0.15,
+      'otel',
+    ),
+  ];
+}
+
+function otelTable(): string {
+  if (!results.otel) return '_No results: run `npm run bench -- --only otel`._';
+  return table(
+    ['contender', 'wall µs/step', 'CPU µs/step', 'overhead, wall', 'overhead, CPU', 'wall min–max'],
+    results.otel.rows.map((row: Json) => {
+      const walls = (row.samples ?? []).map((sample: Json) => sample.usPerStep);
+      return [
+        row.label,
+        fixed(row.usPerStep),
+        fixed(row.cpuUsPerStep),
+        row.contender === 'baseline' ? '' : percent(row.wallOverhead),
+        row.contender === 'baseline' ? '' : percent(row.cpuOverhead),
+        walls.length > 0 ? `${fixed(Math.min(...walls))}–${fixed(Math.max(...walls))}` : '—',
+      ];
+    }),
+  );
 }
 
 /** The context benchmark's bars, judged here from its figures (not copied from its own verdicts). */
@@ -717,6 +773,7 @@ const tables: Record<string, () => string> = {
   injection: injectionTable,
   context: contextTable,
   eval: evalTable,
+  otel: otelTable,
   meta: metaTable,
 };
 

@@ -36,6 +36,7 @@ const benches: { name: string; args: string[]; stdout?: boolean }[] = [
   { name: 'injection', args: ['dist/cli/reins.js', 'bench', 'injection', '--json'], stdout: true },
   { name: 'context', args: [...tsx, 'bench/context.ts', '--json', file('context')] },
   { name: 'eval', args: [...tsx, 'bench/eval-harness.ts', '--json', file('eval')] },
+  { name: 'otel', args: [...tsx, 'bench/otel-overhead.ts', '--json', file('otel')] },
 ];
 
 const only = option('only')?.split(',');

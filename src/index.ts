@@ -7,6 +7,7 @@ export * from './controls/index.js';
 export * from './errors/index.js';
 export * from './loop/index.js';
 export * from './model/index.js';
+export * from './stats/index.js';
 export * from './time/index.js';
 export * from './tokens/index.js';
 export * from './tools/attachments.js';

@@ -64,6 +64,18 @@ describe('the core runs in a browser', () => {
     expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual([]);
   });
 
+  it('reins/otel bundles for the browser with @opentelemetry/api its only dependency, and no Node built-in', async () => {
+    const result = await bundle('otel/index.ts');
+    const packages = new Set(
+      Object.keys(result.metafile.inputs)
+        .filter((input) => input.includes('node_modules/'))
+        .map((input) => input.split('node_modules/')[1]?.split('/').slice(0, 2).join('/')),
+    );
+    expect([...packages]).toEqual(['@opentelemetry/api']);
+    const text = result.outputFiles[0]!.text;
+    for (const name of builtinModules) expect(text).not.toMatch(new RegExp(`from ["'](node:)?${name}["']`));
+  });
+
   it('reins/plot bundles for the browser (d3-scale and d3-shape only)', async () => {
     const result = await bundle('plot/index.ts');
     const packages = new Set(

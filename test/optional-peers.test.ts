@@ -71,9 +71,9 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
     }
   });
 
-  it('every entry point but reins/plot and reins/tokenizers loads with zod alone', () => {
+  it('every entry point but reins/plot, reins/tokenizers and reins/otel loads with zod alone', () => {
     const specifiers = Object.keys(manifest.exports)
-      .filter((key) => key !== './package.json' && key !== './plot' && key !== './tokenizers')
+      .filter((key) => !['./package.json', './plot', './tokenizers', './otel'].includes(key))
       .map((key) => key.replace(/^\./, 'reins'));
     expect(specifiers.length).toBeGreaterThan(10);
     const result = run(
@@ -114,6 +114,13 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
     const result = run("await import('reins/tokenizers');");
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/Cannot find package 'gpt-tokenizer'/);
+  });
+
+  it('reins/otel names the missing @opentelemetry/api, an optional peer', () => {
+    expect(manifest.peerDependenciesMeta['@opentelemetry/api']?.optional).toBe(true);
+    const result = run("await import('reins/otel');");
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/Cannot find package '@opentelemetry\/api'/);
   });
 
   it('the reins command lists what to install and exits 2', () => {

@@ -44,6 +44,11 @@ beforeAll(() => {
   mkdirSync(join(project, 'node_modules'));
   symlinkSync(root, join(project, 'node_modules', 'reins'), 'dir');
   symlinkSync(join(root, 'node_modules', 'zod'), join(project, 'node_modules', 'zod'), 'dir');
+  symlinkSync(
+    join(root, 'node_modules', '@opentelemetry'),
+    join(project, 'node_modules', '@opentelemetry'),
+    'dir',
+  );
   writeFileSync(join(project, 'package.json'), '{ "type": "module", "private": true }\n');
   writeFileSync(
     join(project, 'tsconfig.json'),
@@ -123,6 +128,17 @@ describe("the README's complete example", () => {
       timeout: 60_000,
     });
     expect(output.trim()).toBe('answered 4'); // Is · checkout · healthy · ? in o200k_base
+  });
+
+  it('the telemetry section type-checks and runs the same way', () => {
+    writeProject(readmeSection('Telemetry'));
+    typeCheck('README.md', 'the telemetry example');
+    const output = execFileSync(process.execPath, [join(project, 'out', 'example.js')], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(output.trim().split('\n')).toEqual(['looped reins.outcome', 'silent-failure ratio 1']);
   });
 
   it("defineTool's TSDoc example type-checks and runs the same way", () => {

@@ -14,8 +14,9 @@ import { evalCompare, evalRegress, evalRun } from './eval.js';
 import { glossary } from './glossary.js';
 import { addModelCommands } from './model.js';
 import { sanitize } from './sanitize.js';
+import { statsCommand } from './stats.js';
 import { traceReplay, traceShow } from './trace.js';
-import { positiveNumber, wholeNumber } from './whole-number.js';
+import { nonNegativeNumber, positiveNumber, wholeNumber } from './whole-number.js';
 
 /** The package's version, from the package.json two levels above this file (dist/cli/ or src/cli/). */
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -296,6 +297,40 @@ trace
   .description('Re-run the loop from the recorded responses and tool results; exits 1 if the outcome differs')
   .action(async (file, options) => {
     process.exitCode = await traceReplay(file, Boolean(options.json));
+  });
+
+program
+  .command('stats')
+  .argument('<path>', 'a JSONL trace, or a directory of them (read recursively)')
+  .description(
+    'Runs by outcome, the silent-failure ratio, step-limit rate, cost per success and tool error rates; exits 1 when a threshold is crossed',
+  )
+  .option('--json', 'print the figures as JSON')
+  .option('--svg <file>', 'write a chart of the daily silent-failure ratio and step-limit rate')
+  .addOption(
+    new Option(
+      '--max-silent-failure-ratio <ratio>',
+      'exit 1 above this silent-failure ratio (0..1)',
+    ).argParser(nonNegativeNumber('--max-silent-failure-ratio')),
+  )
+  .addOption(
+    new Option('--max-step-limit-rate <ratio>', 'exit 1 above this step-limit rate (0..1)').argParser(
+      nonNegativeNumber('--max-step-limit-rate'),
+    ),
+  )
+  .addOption(
+    new Option('--max-cost-per-success <usd>', 'exit 1 above this cost per successful run').argParser(
+      nonNegativeNumber('--max-cost-per-success'),
+    ),
+  )
+  .action((path, options) => {
+    process.exitCode = statsCommand(path, {
+      json: Boolean(options.json),
+      svg: options.svg,
+      maxSilentFailureRatio: options.maxSilentFailureRatio,
+      maxStepLimitRate: options.maxStepLimitRate,
+      maxCostPerSuccess: options.maxCostPerSuccess,
+    });
   });
 
 try {

@@ -17,3 +17,12 @@ export const positiveNumber = (flag: string) => (text: string) => {
   }
   return value;
 };
+
+/** A commander argument parser for a finite number ≥ 0; anything else is a usage error (exit 2). */
+export const nonNegativeNumber = (flag: string) => (text: string) => {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidArgumentError(`${flag} must be a number ≥ 0, got "${text}"`);
+  }
+  return value;
+};

@@ -11,7 +11,7 @@ import { checkTaint, commitCall } from './dispatch/check-taint.js';
 import { checkTerminalRepeat } from './dispatch/check-terminal-repeat.js';
 import { executeCall } from './dispatch/execute-call.js';
 import { andThen, type MaybePromise } from './dispatch/maybe-async.js';
-import type { Authorizer, ResolvedTaintOptions } from './options.js';
+import type { Authorizer, ResolvedTaintOptions, ToolExecutionWrapper } from './options.js';
 
 export type { CallPlan, CallSettlement, Dispatcher, Emit, PlanRequest } from './call-plan.js';
 export { callKey } from './dispatch/check-terminal-repeat.js';
@@ -31,6 +31,8 @@ export interface LiveDispatcherOptions {
   writesDisabled: boolean;
   taint: ResolvedTaintOptions;
   estimator: TokenEstimator;
+  /** Wraps each tool's `execute` (`RunOptions.wrapToolExecution`). */
+  wrapToolExecution?: ToolExecutionWrapper | undefined;
 }
 
 /** The default authorizer: the actor must hold every scope the tool declares. */

@@ -89,6 +89,24 @@ export interface PrepareStepResult {
 }
 
 /** The extension point before each model call: context policies, routing and telemetry plug in here. */
+/** The call a {@link ToolExecutionWrapper} is wrapping. */
+export interface ToolExecutionInfo {
+  runId: string;
+  step: number;
+  callId: string;
+  tool: string;
+  /** When the call started, on the run's clock (epoch milliseconds with the default clock). */
+  startedAt: number;
+}
+
+/**
+ * Wraps each tool's `execute`: call `execute()` once, synchronously, and return what it returned
+ * (a value or a promise). For putting the call inside an async context, such as a tracing span
+ * the tool's own spans become children of (`reins/otel`), or a logger's request scope. A throw
+ * counts as the tool's throw.
+ */
+export type ToolExecutionWrapper = (execute: () => unknown, call: ToolExecutionInfo) => unknown;
+
 export type PrepareStep = (
   context: PrepareStepContext,
 ) => PrepareStepResult | undefined | undefined | Promise<PrepareStepResult | undefined | undefined>;
@@ -218,6 +236,11 @@ export interface RunOptions {
    */
   prepareStep?: PrepareStep;
   /**
+   * Wraps every tool execution (after every check passed, before the tool runs): see
+   * {@link ToolExecutionWrapper}. Unset, a tool is called directly.
+   */
+  wrapToolExecution?: ToolExecutionWrapper;
+  /**
    * Runs the window as a cache: before every call (ahead of `prepareStep`) the policy admits,
    * evicts, summarizes, clears and pins over the append-only transcript, each edit a
    * `context-edit` event that replays and resumes. Its tools (`recall`) join the run's. With a
@@ -277,6 +300,8 @@ export function validateRunOptions(options: RunOptions): void {
     );
   }
   nonNegativeInteger('maxToolErrors', options.maxToolErrors);
+  if (options.wrapToolExecution !== undefined && typeof options.wrapToolExecution !== 'function')
+    throw new ConfigurationError('wrapToolExecution', 'must be a function (execute, call) => result');
   if (
     options.traceBudgetChecks !== undefined &&
     options.traceBudgetChecks !== 'every' &&

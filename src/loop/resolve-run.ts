@@ -75,6 +75,7 @@ export function resolveRun(given: RunOptions, from?: RunState): LoopSetup {
         plan: options.taint?.plan,
       },
       estimator: counter.estimator,
+      wrapToolExecution: options.wrapToolExecution,
     }),
     tools: new Map((options.tools ?? []).map((tool) => [tool.name, tool])),
     toolDefinitions: definitions,

@@ -39,8 +39,18 @@ export function executeCall(job: CallJob, runtime: CallRuntime): Promise<CallSet
   const watch = new CallWatch(runtime, timeoutMs);
   const context: ToolContext = new CallContext(job, watch);
   let returned: unknown;
+  const wrap = options.wrapToolExecution;
   try {
-    returned = tool.execute(job.input, context);
+    returned =
+      wrap === undefined
+        ? tool.execute(job.input, context)
+        : wrap(() => tool.execute(job.input, context), {
+            runId: options.runId,
+            step: job.step,
+            callId: job.call.id,
+            tool: tool.name,
+            startedAt,
+          });
   } catch (thrown) {
     watch.release(undefined);
     return Promise.resolve(thrownSettlement(tool, thrown));

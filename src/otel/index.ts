@@ -1,0 +1,13 @@
+/**
+ * OpenTelemetry for reins: GenAI spans and metrics from a run's trace events, through
+ * `@opentelemetry/api` (an optional peer dependency, loaded only by this subpath).
+ */
+export * from './control-events.js';
+export {
+  inferProvider,
+  type OtelTraceSink,
+  type OtelTraceSinkOptions,
+  otelTraceSink,
+} from './otel-trace-sink.js';
+export * from './outcome-status.js';
+export * from './semconv.js';

@@ -1,0 +1,149 @@
+import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
+import { isSilentFailure } from '../stats/silent-failure.js';
+import { TraceStatsCollector } from '../stats/trace-stats.js';
+import type { ModelErrorEvent, ModelResponseEvent, RunEndEvent, ToolResultEvent } from '../trace/events.js';
+import {
+  genAi,
+  genAiMetric,
+  genAiOperation,
+  operationDurationBucketsSeconds,
+  tokenUsageBuckets,
+} from './semconv.js';
+
+interface ChatAttributes {
+  call: Attributes;
+  input: Attributes;
+  output: Attributes;
+}
+
+/**
+ * The metrics a run records: the GenAI client histograms, and reins's own. Counters carry the
+ * dimensions a dashboard groups by; the ratios (`reins.runs.silent_failure_ratio` …) are observable
+ * gauges read from a {@link TraceStatsCollector} over the runs this process saw.
+ */
+export class OtelRunMetrics {
+  readonly #tokenUsage: Histogram;
+  readonly #operationDuration: Histogram;
+  readonly #runs: Counter;
+  readonly #runCost: Histogram;
+  readonly #runSteps: Histogram;
+  readonly #toolCalls: Counter;
+  readonly #collector = new TraceStatsCollector();
+  readonly #providerKey: string;
+  readonly #chat = new Map<string, ChatAttributes>();
+
+  constructor(meter: Meter, providerKey: string) {
+    this.#providerKey = providerKey;
+    this.#tokenUsage = meter.createHistogram(genAiMetric.tokenUsage, {
+      description: 'Tokens used by GenAI calls, by gen_ai.token.type (input, output).',
+      unit: '{token}',
+      advice: { explicitBucketBoundaries: tokenUsageBuckets },
+    });
+    this.#operationDuration = meter.createHistogram(genAiMetric.operationDuration, {
+      description: 'Duration of GenAI operations (each model call).',
+      unit: 's',
+      advice: { explicitBucketBoundaries: operationDurationBucketsSeconds },
+    });
+    this.#runs = meter.createCounter('reins.runs', {
+      description: 'Runs ended, by reins.outcome.kind and reins.outcome.silent_failure.',
+      unit: '{run}',
+    });
+    this.#runCost = meter.createHistogram('reins.run.cost', {
+      description: 'Spend of each run, by reins.outcome.kind.',
+      unit: 'USD',
+    });
+    this.#runSteps = meter.createHistogram('reins.run.steps', {
+      description: 'Model calls each run made, by reins.outcome.kind.',
+      unit: '{step}',
+    });
+    this.#toolCalls = meter.createCounter('reins.tool.calls', {
+      description:
+        'Tool calls settled, by gen_ai.tool.name and reins.tool.status (error.type when an error).',
+      unit: '{call}',
+    });
+    const gauge = (name: string, description: string, unit: string, read: () => number | null) =>
+      meter.createObservableGauge(name, { description, unit }).addCallback((result) => {
+        const value = read();
+        if (value !== null) result.observe(value);
+      });
+    gauge(
+      'reins.runs.silent_failure_ratio',
+      'Of the runs ended in this process, those that ended without an exception and did not succeed (step_limit, over_budget, looped, gave_up, truncated, refused).',
+      '1',
+      () => this.#collector.result().silentFailureRatio,
+    );
+    gauge(
+      'reins.runs.step_limit_rate',
+      'Of the runs ended in this process, those that hit the step limit.',
+      '1',
+      () => this.#collector.result().stepLimitRate,
+    );
+    gauge(
+      'reins.runs.cost_per_success',
+      'Spend of every run this process ended, per run that answered.',
+      'USD',
+      () => this.#collector.result().costPerSuccessUsd,
+    );
+  }
+
+  modelResponse(event: ModelResponseEvent, provider: string, requestModel: string): void {
+    this.#collector.add(event);
+    const attributes = this.#chatAttributes(provider, requestModel, event.response.model);
+    this.#operationDuration.record(event.durationMs / 1_000, attributes.call);
+    const usage = event.response.usage;
+    if (!usage) return;
+    this.#tokenUsage.record(
+      usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
+      attributes.input,
+    );
+    this.#tokenUsage.record(usage.outputTokens, attributes.output);
+  }
+
+  /** One set of attribute objects per (provider, model) pair, made once: a step records three. */
+  #chatAttributes(provider: string, requestModel: string, responseModel: string | undefined): ChatAttributes {
+    const key = `${provider}\u0000${requestModel}\u0000${responseModel ?? ''}`;
+    let cached = this.#chat.get(key);
+    if (!cached) {
+      const call: Attributes = {
+        [genAi.operationName]: genAiOperation.chat,
+        [this.#providerKey]: provider,
+        [genAi.requestModel]: requestModel,
+      };
+      if (responseModel !== undefined) call[genAi.responseModel] = responseModel;
+      cached = {
+        call,
+        input: { ...call, [genAi.tokenType]: 'input' },
+        output: { ...call, [genAi.tokenType]: 'output' },
+      };
+      // Bounded by the models a process calls; a runaway set of ids is cut off rather than kept.
+      if (this.#chat.size < 1_000) this.#chat.set(key, cached);
+    }
+    return cached;
+  }
+
+  modelError(event: ModelErrorEvent, provider: string, requestModel: string): void {
+    this.#collector.add(event);
+    this.#operationDuration.record(event.durationMs / 1_000, {
+      [genAi.operationName]: genAiOperation.chat,
+      [this.#providerKey]: provider,
+      [genAi.requestModel]: requestModel,
+      [genAi.errorType]: event.error.name,
+    });
+  }
+
+  toolResult(event: ToolResultEvent): void {
+    this.#collector.add(event);
+    const attributes: Attributes = { [genAi.toolName]: event.tool, 'reins.tool.status': event.status };
+    if (event.isError) attributes[genAi.errorType] = event.status;
+    this.#toolCalls.add(1, attributes);
+  }
+
+  runEnd(event: RunEndEvent): void {
+    this.#collector.add(event);
+    const kind = event.outcome.kind;
+    const attributes: Attributes = { 'reins.outcome.kind': kind };
+    this.#runs.add(1, { ...attributes, 'reins.outcome.silent_failure': isSilentFailure(kind) });
+    this.#runCost.record(event.costUsd, attributes);
+    this.#runSteps.record(event.steps, attributes);
+  }
+}

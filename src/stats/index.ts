@@ -1,0 +1,3 @@
+/** Run-outcome figures from trace events: silent-failure ratio, step-limit rate, cost per success. */
+export * from './silent-failure.js';
+export * from './trace-stats.js';
