@@ -52,7 +52,7 @@ export function caseBootstrap(
 ): CaseBootstrapIntervals {
   const ran = cases.filter((one) => one.n > 0);
   if (ran.length === 0) return { passRate: null, passAtK: null, passHatK: null };
-  const resamples = options.resamples ?? 2000;
+  const resamples = options.resamples ?? 1000;
   const tail = (1 - (options.level ?? 0.95)) / 2;
   // Flat typed arrays, one slot per (case, pass count): the loop below runs resamples × cases times.
   const m = ran.length;
@@ -74,6 +74,20 @@ export function caseBootstrap(
         atK[at + c] = passAtK(one.n, c, k) as number;
         hatK[at + c] = passHatK(one.n, c, k) as number;
       }
+  }
+  // Where the search for a draw u starts: per case, the smallest pass count whose cumulative
+  // probability passes each of `buckets` evenly spaced points, so a draw takes a step or two instead
+  // of a scan from 0 (which mispredicts its branch on every random u).
+  const buckets = 64;
+  const starts = new Int32Array(m * buckets);
+  for (let i = 0; i < m; i++) {
+    const from = offsets[i] as number;
+    const n = sizes[i] as number;
+    let c = 0;
+    for (let b = 0; b < buckets; b++) {
+      while (c < n && (cdf[from + c] as number) <= b / buckets) c++;
+      starts[i * buckets + b] = c;
+    }
   }
   const anyEstimable = estimable.includes(1);
   const rates = new Float64Array(resamples);
@@ -101,7 +115,7 @@ export function caseBootstrap(
       const n = sizes[pick] as number;
       // The first pass count whose cumulative probability passes u: a binomial draw.
       const u = next();
-      let c = 0;
+      let c = starts[pick * buckets + Math.floor(u * buckets)] as number;
       while (c < n && (cdf[from + c] as number) <= u) c++;
       passes += c;
       trials += n;
