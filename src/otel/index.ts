@@ -3,6 +3,7 @@
  * `@opentelemetry/api` (an optional peer dependency, loaded only by this subpath).
  */
 export * from './control-events.js';
+export * from './otel-resilience-metrics.js';
 export {
   inferProvider,
   type OtelTraceSink,
