@@ -382,22 +382,14 @@ export async function runEval<World>(
   /** Trials built while checking stored ones, run without building them again. */
   const prebuilt = new Map<string, Step>();
 
-  /** Builds a trial's world and agent; a throw is the trial's harness error (a ConfigurationError stops the eval). */
-  const build = async (kase: EvalCase<World>, trial: number): Promise<Step> => {
+  /**
+   * Builds a trial's world and agent; a throw is the trial's harness error (a ConfigurationError
+   * stops the eval). Synchronous when `world` and `agent` are: an await per trial is not free.
+   */
+  const build = (kase: EvalCase<World>, trial: number): Step | Promise<Step> => {
     const trialSeedValue = trialSeed(seed, kase.id, trial);
     const base = { caseId: kase.id, trial, seed: trialSeedValue, random: seededRandom(trialSeedValue) };
-    try {
-      const world = (kase.world ? await untilStopped(kase.world(base)) : undefined) as World;
-      const config = await untilStopped(suite.agent({ ...base, world, case: kase }));
-      if (typeof config !== 'object' || config === null || typeof config.model?.generate !== 'function')
-        return {
-          kind: 'record',
-          record: harnessFailure(kase, trial, trialSeedValue, 'the agent built no model'),
-        };
-      // Only a store needs it (to reuse a trial on resume): it serializes the tools' schemas.
-      const fingerprint = options.store ? configFingerprint(config, kase.input, options.version) : '';
-      return { kind: 'built', built: { kase, trial, seed: trialSeedValue, world, config, fingerprint } };
-    } catch (error) {
+    const failed = (error: unknown): Step => {
       if (error instanceof TrialStopped || isConfigurationError(error)) throw error;
       return {
         kind: 'record',
@@ -408,6 +400,32 @@ export async function runEval<World>(
           `building the trial failed: ${errorInfo(error).message}`,
         ),
       };
+    };
+    const withConfig = (world: World, config: AgentConfig): Step => {
+      if (typeof config !== 'object' || config === null || typeof config.model?.generate !== 'function')
+        return {
+          kind: 'record',
+          record: harnessFailure(kase, trial, trialSeedValue, 'the agent built no model'),
+        };
+      // Only a store needs it (to reuse a trial on resume): it serializes the tools' schemas.
+      const fingerprint = options.store ? configFingerprint(config, kase.input, options.version) : '';
+      return { kind: 'built', built: { kase, trial, seed: trialSeedValue, world, config, fingerprint } };
+    };
+    const withWorld = (world: World): Step | Promise<Step> => {
+      const config = suite.agent({ ...base, world, case: kase });
+      return config instanceof Promise
+        ? (untilStopped(config) as Promise<AgentConfig>).then((built) => withConfig(world, built))
+        : withConfig(world, config);
+    };
+    try {
+      const world = kase.world ? kase.world(base) : undefined;
+      const step =
+        world instanceof Promise
+          ? (untilStopped(world) as Promise<World>).then(withWorld)
+          : withWorld(world as World);
+      return step instanceof Promise ? step.catch(failed) : step;
+    } catch (error) {
+      return failed(error);
     }
   };
 
@@ -512,12 +530,17 @@ export async function runEval<World>(
   const total = queue.length;
   let done = 0;
   let next = 0;
-  const finish = async (record: TrialRecord, fresh: boolean) => {
+  const finish = (record: TrialRecord, fresh: boolean): void | Promise<void> => {
     records.set(keyOf(record.caseId, record.trial), record);
     meter.add(record);
     // A harness error is the harness's, not the agent's: not stored, so a resume tries again.
-    if (fresh && options.store && record.failureClass !== 'harness_error')
-      await options.store.save(evalKey, record);
+    const saved =
+      fresh && options.store && record.failureClass !== 'harness_error'
+        ? options.store.save(evalKey, record)
+        : undefined;
+    return saved instanceof Promise ? saved.then(() => counted(record)) : counted(record);
+  };
+  const counted = (record: TrialRecord) => {
     done++;
     try {
       options.onTrial?.(record, done, total);
@@ -532,14 +555,19 @@ export async function runEval<World>(
       const { kase, trial } = queue[next++] as (typeof queue)[number];
       try {
         const key = keyOf(kase.id, trial);
-        const step = prebuilt.get(key) ?? (await build(kase, trial));
+        const ready = prebuilt.get(key) ?? build(kase, trial);
         prebuilt.delete(key);
+        const step = ready instanceof Promise ? await ready : ready;
         if (step.kind === 'record') {
-          await finish(step.record, true);
+          const finished = finish(step.record, true);
+          if (finished) await finished;
           continue;
         }
         const record = await runTrial(step.built);
-        if (record) await finish(record, true);
+        if (record) {
+          const finished = finish(record, true);
+          if (finished) await finished;
+        }
       } catch (error) {
         if (error instanceof TrialStopped) {
           cancelled.trials++;
@@ -561,7 +589,7 @@ export async function runEval<World>(
         continue;
       }
       const step = await build(item.kase, item.trial);
-      if (step.kind === 'built' && kept.config === step.built.fingerprint) await finish(kept, false);
+      if (step.kind === 'built' && kept.config === step.built.fingerprint) finish(kept, false);
       else {
         prebuilt.set(keyOf(item.kase.id, item.trial), step);
         fresh.push(item);

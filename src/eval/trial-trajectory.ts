@@ -31,25 +31,40 @@ const failedStatuses = new Set([
  * steps did nothing useful (every call failed, was refused or repeated an earlier one).
  */
 export function trajectoryOf(trace: readonly TraceEvent[], outcome: Outcome, steps: number): TrialTrajectory {
-  const seen = new Set<string>();
   const repeatedIds = new Set<string>();
   let toolCalls = 0;
   let repeatedCalls = 0;
+  let checked = false;
+  // The loop's repeat detector already keyed every call by (tool, canonical input): read its
+  // `repeat-check` events when the run had it on, and key the calls here only when it was off.
   for (const event of trace) {
-    if (event.type !== 'model-response') continue;
-    for (const block of event.response.content) {
-      if (block.type !== 'tool_use') continue;
-      toolCalls++;
-      let key: string;
-      try {
-        key = `${block.name}\u0000${canonicalJson(block.input)}`;
-      } catch {
-        key = `${block.name}\u0000${String(block.id)}`;
-      }
-      if (seen.has(key)) {
+    if (event.type === 'model-response') {
+      for (const block of event.response.content) if (block.type === 'tool_use') toolCalls++;
+    } else if (event.type === 'repeat-check') {
+      checked = true;
+      if (event.count > 1) {
         repeatedCalls++;
-        repeatedIds.add(block.id);
-      } else seen.add(key);
+        repeatedIds.add(event.callId);
+      }
+    }
+  }
+  if (!checked && toolCalls > 0) {
+    const seen = new Set<string>();
+    for (const event of trace) {
+      if (event.type !== 'model-response') continue;
+      for (const block of event.response.content) {
+        if (block.type !== 'tool_use') continue;
+        let key: string;
+        try {
+          key = `${block.name}\u0000${canonicalJson(block.input)}`;
+        } catch {
+          key = `${block.name}\u0000${String(block.id)}`;
+        }
+        if (seen.has(key)) {
+          repeatedCalls++;
+          repeatedIds.add(block.id);
+        } else seen.add(key);
+      }
     }
   }
   let invalidToolCalls = 0;
