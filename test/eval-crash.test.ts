@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { evalKeyOf } from '../src/eval/run-eval.js';
 import { SqliteEvalResultsStore } from '../src/sqlite/sqlite-eval-results-store.js';
 import { randomInt, seededRandom } from '../src/testing/seeded-random.js';
+import { runChild } from './support/kill-child.js';
 
 const child = new URL('./fixtures/eval-crash-child.mjs', import.meta.url).pathname;
 const built = new URL('../dist/eval/index.js', import.meta.url).pathname;
@@ -13,32 +13,12 @@ const workspace = mkdtempSync(join(tmpdir(), 'reins-eval-crash-'));
 afterAll(() => rmSync(workspace, { recursive: true, force: true }));
 
 /** Runs the eval child; SIGKILLs it once it has saved `killAfter` trials. */
-function runChild(args: string[], killAfter?: number): Promise<{ killed: boolean; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const proc: ChildProcess = spawn(process.execPath, [child, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let killed = false;
-    proc.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (killAfter !== undefined && !killed && stdout.includes(`saved ${killAfter}\n`)) {
-        killed = true;
-        proc.kill('SIGKILL');
-      }
-    });
-    proc.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (signal === 'SIGKILL') resolve({ killed: true, stdout });
-      else if (code === 0) resolve({ killed: false, stdout });
-      else reject(new Error(`child exited ${code}: ${stderr}`));
-    });
-  });
-}
+const runEvalChild = (args: string[], killAfter?: number) =>
+  runChild(
+    child,
+    args,
+    killAfter === undefined ? {} : { killWhen: (stdout) => stdout.includes(`saved ${killAfter}\n`) },
+  );
 
 const starts = (path: string) =>
   existsSync(path)
@@ -66,7 +46,7 @@ describe('an eval killed with SIGKILL resumes from its SQLite results (real proc
         store.close();
         const startsBefore = starts(log).length;
         const killAfter = kills < 2 ? finishedBefore.size + randomInt(random, 1, 12) : undefined;
-        const { killed, stdout } = await runChild([database, log, seed], killAfter);
+        const { killed, stdout } = await runEvalChild([database, log, seed], killAfter);
         for (const started of starts(log).slice(startsBefore))
           expect(finishedBefore.has(started), `round ${round}: ${started} ran again after it was saved`).toBe(
             false,
@@ -83,7 +63,7 @@ describe('an eval killed with SIGKILL resumes from its SQLite results (real proc
       expect(new Set(saved.map((r) => `${r.caseId} ${r.trial}`)).size).toBe(48);
       expect(saved).toHaveLength(48);
       // The resumed eval reports what one uninterrupted eval with the same seed would.
-      const uninterrupted = await runChild([
+      const uninterrupted = await runEvalChild([
         join(workspace, `clean-${round}.sqlite`),
         join(workspace, `clean-${round}.log`),
         seed,

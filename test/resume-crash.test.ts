@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteCheckpointStore } from '../src/sqlite/sqlite-checkpoint-store.js';
 import { randomInt, seededRandom } from '../src/testing/seeded-random.js';
+import { runChild } from './support/kill-child.js';
 
 const child = new URL('./fixtures/crash-child.mjs', import.meta.url).pathname;
 const built = new URL('../dist/index.js', import.meta.url).pathname;
@@ -12,36 +12,12 @@ const workspace = mkdtempSync(join(tmpdir(), 'reins-crash-'));
 afterAll(() => rmSync(workspace, { recursive: true, force: true }));
 
 /** Runs the child until it prints `executed <killAt>`, waits `delayMs`, then SIGKILLs it; or to the end. */
-function runChild(
-  args: string[],
-  killAt?: number,
-  delayMs = 0,
-): Promise<{ killed: boolean; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const proc: ChildProcess = spawn(process.execPath, [child, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let killed = false;
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (killAt !== undefined && !killed && stdout.includes(`executed ${killAt}\n`)) {
-        killed = true;
-        setTimeout(() => proc.kill('SIGKILL'), delayMs);
-      }
-    });
-    proc.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (signal === 'SIGKILL') resolve({ killed: true, stdout });
-      else if (code === 0) resolve({ killed: false, stdout });
-      else reject(new Error(`child exited ${code}: ${stderr}`));
-    });
-  });
-}
+const runCrashChild = (args: string[], killAt?: number, delayMs = 0) =>
+  runChild(
+    child,
+    args,
+    killAt === undefined ? {} : { killWhen: (stdout) => stdout.includes(`executed ${killAt}\n`), delayMs },
+  );
 
 const effects = (path: string) =>
   existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map(Number) : [];
@@ -66,7 +42,7 @@ describe('resume after SIGKILL (real processes, SQLite checkpoints)', () => {
       for (let attempt = 0; attempt < 10 && !finished; attempt++) {
         const killAt =
           plannedKills > 0 ? randomInt(random, lastKillStep + 1, Math.min(19, lastKillStep + 12)) : undefined;
-        const outcome = await runChild([db, log, runId], killAt, randomInt(random, 0, 3));
+        const outcome = await runCrashChild([db, log, runId], killAt, randomInt(random, 0, 3));
         if (pending) {
           // Whatever this process ran, no step the store had recorded as complete may appear anew.
           const after = effects(log).slice(pending.before);

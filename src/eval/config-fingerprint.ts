@@ -1,4 +1,5 @@
 import { canonicalJson } from '../controls/canonical-json.js';
+import { cyrb53 } from '../controls/text-hash.js';
 import type { AgentConfig } from './eval-types.js';
 
 /** Options that are objects with behaviour, not settings: left out of the fingerprint. */
@@ -39,20 +40,6 @@ function plainOf(value: unknown, depth: number, seen: Set<object>): unknown {
   }
 }
 
-/** cyrb53: a fast 53-bit string hash, as 14 hex digits. Not cryptographic: a change detector. */
-function hash53(text: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ code, 2654435761);
-    h2 = Math.imul(h2 ^ code, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0');
-}
-
 /**
  * What a trial ran with, as a short hash: the model's name, the system prompt, each tool's name,
  * description, input schema, effect and limits, every plain setting (limits, budgets, prices, model
@@ -84,5 +71,5 @@ export function configFingerprint(config: AgentConfig, input: unknown, version: 
     settings,
     input: plainOf(input, 0, new Set()) ?? null,
   };
-  return hash53(canonicalJson(described));
+  return cyrb53(canonicalJson(described));
 }

@@ -1,3 +1,4 @@
+import { fnv1a32 } from '../controls/text-hash.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import { seededRandom } from '../testing/seeded-random.js';
 import type { Clock } from '../time/clock.js';
@@ -39,7 +40,7 @@ export type FaultedSuite<World = unknown> = EvalSuite<World> & { readonly faults
  */
 export function faultSuite<World>(suite: EvalSuite<World>, options: FaultSuiteOptions): FaultedSuite<World> {
   const trials = new Map<string, { calls: number; injected: number }>();
-  const salt = hashText(`${options.tool}\u0000${options.fault}`);
+  const salt = fnv1a32(`${options.tool}\u0000${options.fault}`);
   const { tool: toolName, clock, ...firing } = options;
   const ledger: FaultLedger = {
     get injected() {
@@ -82,13 +83,3 @@ export function faultSuite<World>(suite: EvalSuite<World>, options: FaultSuiteOp
 
 /** The ledger's key of one trial. */
 export const faultLedgerKey = (caseId: string, trial: number) => `${caseId}#${trial}`;
-
-/** FNV-1a, 32 bits: a stable salt from a string. */
-function hashText(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}

@@ -1,3 +1,4 @@
+import { cyrb53 } from '../controls/text-hash.js';
 import type { Message } from '../model/content.js';
 import type { ModelRequest, Usage } from '../model/model.js';
 import { approxTokenEstimator, PrefillCounter, type TokenEstimator } from '../tokens/token-estimator.js';
@@ -123,18 +124,4 @@ export function simulatedPromptCache(options: SimulatedPromptCacheOptions = {}):
       return { cacheReadTokens: read, cacheWriteTokens: upToLast - read, inputTokens: total - upToLast };
     },
   };
-}
-
-/** A 53-bit string hash (cyrb53), as base-36 text: collisions are negligible for a run's prefixes. */
-function cyrb53(text: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
 }
