@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,8 +9,9 @@ const cli = join(root, 'dist/cli/reins.js');
 const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
 delete env['FORCE_COLOR'];
 const reins = (...args: string[]) =>
-  spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env, cwd: root, maxBuffer: 64 << 20 });
+  spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env, cwd: dir, maxBuffer: 64 << 20 });
 const dir = mkdtempSync(join(tmpdir(), 'reins-eval-cli-'));
+const example = join(root, 'examples/eval-incident-agent.ts');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A JavaScript suite module: `odds` of a right answer per trial; every trial that runs (calls its model) is logged. */
@@ -47,7 +48,7 @@ const starts = (name: string) =>
 
 describe('reins eval', () => {
   it('run --json prints the documented fields, through tsx for a TypeScript suite', () => {
-    const run = reins('eval', 'run', 'examples/eval-incident-agent.ts', '--trials', '3', '--json');
+    const run = reins('eval', 'run', example, '--trials', '3', '--json');
     expect(run.status, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(report.cases).toHaveLength(12);
@@ -61,6 +62,13 @@ describe('reins eval', () => {
     expect(typeof report.failureClasses).toBe('object');
     // Traces are left out of --json unless asked for.
     expect(report.trials.every((trial: { trace: unknown[] }) => trial.trace.length === 0)).toBe(true);
+    // The HTML report is written by default (with every failed trial's trace), beside the tables.
+    const html = readFileSync(join(dir, 'eval-report.html'), 'utf8');
+    expect(html).toMatch(/^<!doctype html>/i);
+    expect(html).toContain('incident-agent');
+    rmSync(join(dir, 'eval-report.html'));
+    expect(reins('eval', 'run', example, '--trials', '1', '--no-html', '--json').status).toBe(0);
+    expect(existsSync(join(dir, 'eval-report.html'))).toBe(false);
   });
 
   it('a budget stops the eval with exit 1; --results resumes it without re-running a finished trial', () => {

@@ -200,7 +200,8 @@ evals
       positiveNumber('--min-pass-rate'),
     ),
   )
-  .option('--html <file>', 'write a self-contained HTML report')
+  .option('--html <file>', 'where the self-contained HTML report goes', 'eval-report.html')
+  .option('--no-html', 'write no HTML report')
   .option(
     '--fault-matrix [faults]',
     `also break each tool in turn, one fault at a time (comma-separated; default all: ${toolFaultNames})`,
@@ -235,7 +236,7 @@ evals
       minPassRate: options.minPassRate,
       progress: options.progress !== false,
       traces: Boolean(options.traces),
-      html: options.html,
+      html: options.html === false ? undefined : options.html,
       faultMatrix:
         options.faultMatrix === undefined
           ? undefined
