@@ -240,7 +240,7 @@ class GenAiTraceSink implements OtelTraceSink {
         if (block.type === 'tool_use') run.inputs.set(block.id, block.input);
     const span = this.#chatSpan(run, requestModel, event.at - event.durationMs);
     if (span.isRecording()) {
-      span.setAttributes(this.#responseAttributes(event, response));
+      this.#setResponseAttributes(span, event, response);
       if (this.#maxChars !== undefined) {
         const output = this.#cut(JSON.stringify([{ role: 'assistant', content: response.content }]));
         if (this.#semconv === 'latest') span.setAttribute(genAi.outputMessages, output);
@@ -250,25 +250,26 @@ class GenAiTraceSink implements OtelTraceSink {
     span.end(event.at);
   }
 
-  #responseAttributes(event: ModelResponseEvent, response: ModelResponse): Attributes {
-    const attributes: Attributes = {
-      [genAi.responseFinishReasons]: [finishReason(response.stopReason)],
-      'reins.step': event.step,
-      'reins.cost_usd': event.costUsd,
-      'reins.usage_estimated': event.usageEstimated,
-    };
-    if (response.model !== undefined) attributes[genAi.responseModel] = response.model;
-    if (response.id !== undefined) attributes[genAi.responseId] = response.id;
+  /** Set one by one: an attributes object would be built only for the SDK to walk and copy it. */
+  #setResponseAttributes(span: Span, event: ModelResponseEvent, response: ModelResponse): void {
+    span.setAttribute(genAi.responseFinishReasons, [finishReason(response.stopReason)]);
+    span.setAttribute('reins.step', event.step);
+    span.setAttribute('reins.cost_usd', event.costUsd);
+    span.setAttribute('reins.usage_estimated', event.usageEstimated);
+    if (response.model !== undefined) span.setAttribute(genAi.responseModel, response.model);
+    if (response.id !== undefined) span.setAttribute(genAi.responseId, response.id);
     const usage = response.usage;
     if (usage) {
-      attributes[genAi.usageInputTokens] = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
-      attributes[genAi.usageOutputTokens] = usage.outputTokens;
+      span.setAttribute(
+        genAi.usageInputTokens,
+        usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
+      );
+      span.setAttribute(genAi.usageOutputTokens, usage.outputTokens);
       if (this.#semconv === 'latest') {
-        attributes[genAi.usageCacheReadInputTokens] = usage.cacheReadTokens;
-        attributes[genAi.usageCacheCreationInputTokens] = usage.cacheWriteTokens;
+        span.setAttribute(genAi.usageCacheReadInputTokens, usage.cacheReadTokens);
+        span.setAttribute(genAi.usageCacheCreationInputTokens, usage.cacheWriteTokens);
       }
     }
-    return attributes;
   }
 
   #modelError(event: ModelErrorEvent): void {
