@@ -22,7 +22,7 @@ import type {
   TraceEvent,
 } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
-import { type ControlEventLevel, controlEvent } from './control-events.js';
+import { type ControlEventLevel, controlEvent, decisive } from './control-events.js';
 import { OtelRunMetrics } from './otel-run-metrics.js';
 import { outcomeStatus } from './outcome-status.js';
 import { type GenAiSemconv, genAi, genAiOperation, genAiSemconvFromEnvironment } from './semconv.js';
@@ -160,6 +160,8 @@ class GenAiTraceSink implements OtelTraceSink {
         this.#runEnd(event);
         return;
       default: {
+        // Most of a step's events are passing checks: drop them before any lookup.
+        if (this.#controlEvents === 'decisive' && !decisive(event)) return;
         const run = this.#runs.get(event.runId);
         if (!run?.agent.isRecording()) return;
         const control = controlEvent(event, this.#maxChars !== undefined, this.#controlEvents);
