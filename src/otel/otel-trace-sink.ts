@@ -2,6 +2,7 @@ import {
   type Attributes,
   type Context,
   context,
+  isSpanContextValid,
   type Meter,
   metrics,
   type Span,
@@ -66,6 +67,11 @@ export interface OtelTraceSink extends TraceSink {
 interface OpenRun {
   agent: Span;
   context: Context;
+  /**
+   * The agent span neither records nor carries a valid context: no SDK is registered (or tracing is
+   * suppressed), so every child span would be a no-op too and the sink skips making them.
+   */
+  inert: boolean;
   requestModel: string;
   provider: string;
   maxOutputTokens: number | null;
@@ -173,6 +179,7 @@ class GenAiTraceSink implements OtelTraceSink {
   readonly wrapToolExecution: ToolExecutionWrapper = (execute, call) => {
     const run = this.#runs.get(call.runId);
     if (!run) return execute();
+    if (run.inert) return context.with(run.context, execute);
     const span = this.#tracer.startSpan(
       `${genAiOperation.executeTool} ${call.tool}`,
       { kind: SpanKind.INTERNAL, startTime: call.startedAt, attributes: this.#toolAttributes(call) },
@@ -218,6 +225,7 @@ class GenAiTraceSink implements OtelTraceSink {
     this.#runs.set(event.runId, {
       agent,
       context: trace.setSpan(parent, agent),
+      inert: !agent.isRecording() && !isSpanContextValid(agent.spanContext()),
       requestModel: event.model,
       provider,
       maxOutputTokens: event.limits.maxOutputTokens,
@@ -236,6 +244,7 @@ class GenAiTraceSink implements OtelTraceSink {
     if (!run) return;
     const requestModel = this.#requestModel(run, event.step);
     this.#metrics?.modelResponse(event, run.provider, requestModel);
+    if (run.inert) return;
     const { response } = event;
     if (run.inputs)
       for (const block of response.content)
@@ -279,6 +288,7 @@ class GenAiTraceSink implements OtelTraceSink {
     if (!run) return;
     const requestModel = this.#requestModel(run, event.step);
     this.#metrics?.modelError(event, run.provider, requestModel);
+    if (run.inert) return;
     const span = this.#chatSpan(run, requestModel, event.at - event.durationMs);
     span.setAttributes({ [genAi.errorType]: event.error.name, 'reins.step': event.step });
     span.setStatus({ code: SpanStatusCode.ERROR, message: event.error.message });
@@ -313,6 +323,7 @@ class GenAiTraceSink implements OtelTraceSink {
     const run = this.#runs.get(event.runId);
     if (!run) return;
     this.#metrics?.toolResult(event);
+    if (run.inert) return;
     let span = run.tools.get(event.callId);
     if (span) run.tools.delete(event.callId);
     else
