@@ -5,7 +5,9 @@
  * against the real SDK (BasicTracerProvider, SimpleSpanProcessor into an InMemorySpanExporter, the
  * async-hooks context manager, a MeterProvider with a reader; spans and metrics recorded). The bars:
  * ≤ 5 % with the no-op API, ≤ 15 % with the SDK. A fourth contender swaps the SimpleSpanProcessor
- * for a BatchSpanProcessor (NodeSDK's default), flushed at the end of each timed run.
+ * for a BatchSpanProcessor (NodeSDK's default), flushed at the end of each timed run. The batch one is
+ * what production runs; the simple one is a debugging setup whose in-memory export costs a timer and a
+ * chain of promises per span, so its figure says more about that exporter than about reins/otel.
  *
  * Method as in loop-overhead.ts: one fresh child process per (contender, round), rotated across
  * rounds; each child warms up, then times runs for about a second; the figure is the median over

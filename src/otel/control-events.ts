@@ -140,7 +140,8 @@ export function controlEvent(
   }
 }
 
-function decisive(event: TraceEvent): boolean {
+/** Whether a control's event stopped or changed something (what `'decisive'` keeps). */
+export function decisive(event: TraceEvent): boolean {
   switch (event.type) {
     case 'budget-check':
       return !event.ok;

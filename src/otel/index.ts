@@ -2,7 +2,7 @@
  * OpenTelemetry for reins: GenAI spans and metrics from a run's trace events, through
  * `@opentelemetry/api` (an optional peer dependency, loaded only by this subpath).
  */
-export * from './control-events.js';
+export { type ControlEvent, type ControlEventLevel, controlEvent } from './control-events.js';
 export * from './otel-resilience-metrics.js';
 export {
   inferProvider,

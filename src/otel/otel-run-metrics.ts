@@ -31,6 +31,16 @@ export class OtelRunMetrics {
   readonly #collector = new TraceStatsCollector();
   readonly #providerKey: string;
   readonly #chat = new Map<string, ChatAttributes>();
+  #lastChat:
+    | {
+        provider: string;
+        requestModel: string;
+        responseModel: string | undefined;
+        attributes: ChatAttributes;
+      }
+    | undefined;
+  /** `reins.tool.calls` attributes by tool, status and error, made once: a step records one. */
+  readonly #tool = new Map<string, Attributes>();
 
   constructor(meter: Meter, providerKey: string) {
     this.#providerKey = providerKey;
@@ -86,8 +96,9 @@ export class OtelRunMetrics {
     );
   }
 
+  // Only `run-end` feeds the collector: the gauges read nothing the other events add, and a
+  // collector fold per model call and tool call was CPU on the loop's path for figures no one reads.
   modelResponse(event: ModelResponseEvent, provider: string, requestModel: string): void {
-    this.#collector.add(event);
     const attributes = this.#chatAttributes(provider, requestModel, event.response.model);
     this.#operationDuration.record(event.durationMs / 1_000, attributes.call);
     const usage = event.response.usage;
@@ -101,6 +112,15 @@ export class OtelRunMetrics {
 
   /** One set of attribute objects per (provider, model) pair, made once: a step records three. */
   #chatAttributes(provider: string, requestModel: string, responseModel: string | undefined): ChatAttributes {
+    // Consecutive calls nearly always go to the same model: compare, and skip building the key.
+    const last = this.#lastChat;
+    if (
+      last !== undefined &&
+      last.provider === provider &&
+      last.requestModel === requestModel &&
+      last.responseModel === responseModel
+    )
+      return last.attributes;
     const key = `${provider}\u0000${requestModel}\u0000${responseModel ?? ''}`;
     let cached = this.#chat.get(key);
     if (!cached) {
@@ -118,11 +138,11 @@ export class OtelRunMetrics {
       // Bounded by the models a process calls; a runaway set of ids is cut off rather than kept.
       if (this.#chat.size < 1_000) this.#chat.set(key, cached);
     }
+    this.#lastChat = { provider, requestModel, responseModel, attributes: cached };
     return cached;
   }
 
   modelError(event: ModelErrorEvent, provider: string, requestModel: string): void {
-    this.#collector.add(event);
     this.#operationDuration.record(event.durationMs / 1_000, {
       [genAi.operationName]: genAiOperation.chat,
       [this.#providerKey]: provider,
@@ -132,9 +152,14 @@ export class OtelRunMetrics {
   }
 
   toolResult(event: ToolResultEvent): void {
-    this.#collector.add(event);
-    const attributes: Attributes = { [genAi.toolName]: event.tool, 'reins.tool.status': event.status };
-    if (event.isError) attributes[genAi.errorType] = event.status;
+    const key = `${event.isError ? 'e' : 'o'}${event.status}\u0000${event.tool}`;
+    let attributes = this.#tool.get(key);
+    if (!attributes) {
+      attributes = { [genAi.toolName]: event.tool, 'reins.tool.status': event.status };
+      if (event.isError) attributes[genAi.errorType] = event.status;
+      // Bounded by the tools a process has; a runaway set of names is cut off rather than kept.
+      if (this.#tool.size < 1_000) this.#tool.set(key, attributes);
+    }
     this.#toolCalls.add(1, attributes);
   }
 

@@ -1,4 +1,4 @@
-import { context, metrics, trace } from '@opentelemetry/api';
+import { context, metrics, ProxyTracerProvider, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
@@ -413,6 +413,34 @@ describe('otelTraceSink: metrics', () => {
     expect(points('reins.runs.cost_per_success')[0]?.value).toBeGreaterThan(0);
     const toolCalls = points('reins.tool.calls').reduce((sum, point) => sum + (point.value as number), 0);
     expect(toolCalls).toBeGreaterThan(0);
+    await meterProvider.shutdown();
+  });
+
+  it('with no SDK behind the tracer it makes no spans but still records every metric and runs every tool', async () => {
+    const reader = new TestReader();
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const noopTracer = new ProxyTracerProvider().getTracer('no-sdk');
+    const sink = otelTraceSink({ tracer: noopTracer, meter: meterProvider.getMeter('reins') });
+    const run = await runScenario('happy', {
+      trace: sink,
+      wrapToolExecution: sink.wrapToolExecution,
+      clock: fakeClock(start),
+      runId: 'run_no_sdk',
+      prices,
+    });
+    const { resourceMetrics } = await reader.collect();
+    const all = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
+    const sum = (name: string, read: (value: unknown) => number) =>
+      (all.find((entry) => entry.descriptor.name === name)?.dataPoints ?? []).reduce(
+        (total, point) => total + read(point.value),
+        0,
+      );
+    expect(run.outcome.kind).toBe('answered');
+    expect(sum('gen_ai.client.operation.duration', (value) => (value as { count: number }).count)).toBe(
+      run.steps,
+    );
+    expect(sum('reins.tool.calls', (value) => value as number)).toBe(run.steps - 1);
+    expect(exporter.getFinishedSpans()).toEqual([]);
     await meterProvider.shutdown();
   });
 });

@@ -2,6 +2,7 @@ import {
   type Attributes,
   type Context,
   context,
+  isSpanContextValid,
   type Meter,
   metrics,
   type Span,
@@ -22,7 +23,7 @@ import type {
   TraceEvent,
 } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
-import { type ControlEventLevel, controlEvent } from './control-events.js';
+import { type ControlEventLevel, controlEvent, decisive } from './control-events.js';
 import { OtelRunMetrics } from './otel-run-metrics.js';
 import { outcomeStatus } from './outcome-status.js';
 import { type GenAiSemconv, genAi, genAiOperation, genAiSemconvFromEnvironment } from './semconv.js';
@@ -66,6 +67,11 @@ export interface OtelTraceSink extends TraceSink {
 interface OpenRun {
   agent: Span;
   context: Context;
+  /**
+   * The agent span neither records nor carries a valid context: no SDK is registered (or tracing is
+   * suppressed), so every child span would be a no-op too and the sink skips making them.
+   */
+  inert: boolean;
   requestModel: string;
   provider: string;
   maxOutputTokens: number | null;
@@ -160,6 +166,8 @@ class GenAiTraceSink implements OtelTraceSink {
         this.#runEnd(event);
         return;
       default: {
+        // Most of a step's events are passing checks: drop them before any lookup.
+        if (this.#controlEvents === 'decisive' && !decisive(event)) return;
         const run = this.#runs.get(event.runId);
         if (!run?.agent.isRecording()) return;
         const control = controlEvent(event, this.#maxChars !== undefined, this.#controlEvents);
@@ -171,6 +179,7 @@ class GenAiTraceSink implements OtelTraceSink {
   readonly wrapToolExecution: ToolExecutionWrapper = (execute, call) => {
     const run = this.#runs.get(call.runId);
     if (!run) return execute();
+    if (run.inert) return context.with(run.context, execute);
     const span = this.#tracer.startSpan(
       `${genAiOperation.executeTool} ${call.tool}`,
       { kind: SpanKind.INTERNAL, startTime: call.startedAt, attributes: this.#toolAttributes(call) },
@@ -216,6 +225,7 @@ class GenAiTraceSink implements OtelTraceSink {
     this.#runs.set(event.runId, {
       agent,
       context: trace.setSpan(parent, agent),
+      inert: !agent.isRecording() && !isSpanContextValid(agent.spanContext()),
       requestModel: event.model,
       provider,
       maxOutputTokens: event.limits.maxOutputTokens,
@@ -234,13 +244,14 @@ class GenAiTraceSink implements OtelTraceSink {
     if (!run) return;
     const requestModel = this.#requestModel(run, event.step);
     this.#metrics?.modelResponse(event, run.provider, requestModel);
+    if (run.inert) return;
     const { response } = event;
     if (run.inputs)
       for (const block of response.content)
         if (block.type === 'tool_use') run.inputs.set(block.id, block.input);
     const span = this.#chatSpan(run, requestModel, event.at - event.durationMs);
     if (span.isRecording()) {
-      span.setAttributes(this.#responseAttributes(event, response));
+      this.#setResponseAttributes(span, event, response);
       if (this.#maxChars !== undefined) {
         const output = this.#cut(JSON.stringify([{ role: 'assistant', content: response.content }]));
         if (this.#semconv === 'latest') span.setAttribute(genAi.outputMessages, output);
@@ -250,25 +261,26 @@ class GenAiTraceSink implements OtelTraceSink {
     span.end(event.at);
   }
 
-  #responseAttributes(event: ModelResponseEvent, response: ModelResponse): Attributes {
-    const attributes: Attributes = {
-      [genAi.responseFinishReasons]: [finishReason(response.stopReason)],
-      'reins.step': event.step,
-      'reins.cost_usd': event.costUsd,
-      'reins.usage_estimated': event.usageEstimated,
-    };
-    if (response.model !== undefined) attributes[genAi.responseModel] = response.model;
-    if (response.id !== undefined) attributes[genAi.responseId] = response.id;
+  /** Set one by one: an attributes object would be built only for the SDK to walk and copy it. */
+  #setResponseAttributes(span: Span, event: ModelResponseEvent, response: ModelResponse): void {
+    span.setAttribute(genAi.responseFinishReasons, [finishReason(response.stopReason)]);
+    span.setAttribute('reins.step', event.step);
+    span.setAttribute('reins.cost_usd', event.costUsd);
+    span.setAttribute('reins.usage_estimated', event.usageEstimated);
+    if (response.model !== undefined) span.setAttribute(genAi.responseModel, response.model);
+    if (response.id !== undefined) span.setAttribute(genAi.responseId, response.id);
     const usage = response.usage;
     if (usage) {
-      attributes[genAi.usageInputTokens] = usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
-      attributes[genAi.usageOutputTokens] = usage.outputTokens;
+      span.setAttribute(
+        genAi.usageInputTokens,
+        usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
+      );
+      span.setAttribute(genAi.usageOutputTokens, usage.outputTokens);
       if (this.#semconv === 'latest') {
-        attributes[genAi.usageCacheReadInputTokens] = usage.cacheReadTokens;
-        attributes[genAi.usageCacheCreationInputTokens] = usage.cacheWriteTokens;
+        span.setAttribute(genAi.usageCacheReadInputTokens, usage.cacheReadTokens);
+        span.setAttribute(genAi.usageCacheCreationInputTokens, usage.cacheWriteTokens);
       }
     }
-    return attributes;
   }
 
   #modelError(event: ModelErrorEvent): void {
@@ -276,6 +288,7 @@ class GenAiTraceSink implements OtelTraceSink {
     if (!run) return;
     const requestModel = this.#requestModel(run, event.step);
     this.#metrics?.modelError(event, run.provider, requestModel);
+    if (run.inert) return;
     const span = this.#chatSpan(run, requestModel, event.at - event.durationMs);
     span.setAttributes({ [genAi.errorType]: event.error.name, 'reins.step': event.step });
     span.setStatus({ code: SpanStatusCode.ERROR, message: event.error.message });
@@ -310,6 +323,7 @@ class GenAiTraceSink implements OtelTraceSink {
     const run = this.#runs.get(event.runId);
     if (!run) return;
     this.#metrics?.toolResult(event);
+    if (run.inert) return;
     let span = run.tools.get(event.callId);
     if (span) run.tools.delete(event.callId);
     else
