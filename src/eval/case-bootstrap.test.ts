@@ -37,3 +37,24 @@ describe('caseBootstrap', () => {
     expect(short.passRate).not.toBeNull();
   });
 });
+
+describe('caseBootstrap from 30 cases on: the exact moments of the same bootstrap', () => {
+  it('agrees with drawing the resamples, within their Monte Carlo error', () => {
+    const random = seededRandom(11);
+    const cases = Array.from({ length: 60 }, () => {
+      const n = 5 + Math.floor(random() * 10);
+      return { n, passes: Math.floor(random() * (n + 1)) };
+    });
+    const moments = caseBootstrap(cases, 3, seededRandom(1));
+    const drawn = caseBootstrap(cases, 3, seededRandom(1), {
+      normalFromCases: Number.POSITIVE_INFINITY,
+      resamples: 20_000,
+    });
+    for (const figure of ['passRate', 'passAtK', 'passHatK'] as const)
+      for (const end of [0, 1])
+        expect(moments[figure]?.[end], `${figure}[${end}]`).toBeCloseTo(
+          drawn[figure]?.[end] ?? Number.NaN,
+          2,
+        );
+  });
+});

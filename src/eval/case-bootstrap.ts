@@ -42,16 +42,19 @@ function binomialCdf(n: number, p: number): Float64Array {
  * at its observed rate), and recomputes the pass rate, the mean pass@k and the mean pass^k. Trials of
  * one case are correlated, so resampling trials alone (Wilson's interval) is too narrow when cases
  * differ; resampling cases alone gives a single point when there is one case. Deterministic for a
- * given `random`.
+ * given `random`. From `normalFromCases` cases on (30), the resampled mean of that many independent
+ * draws is close to normal, so the interval comes from the bootstrap distribution's exact mean and
+ * variance (computed from the cases, no resampling), clamped to [0, 1].
  */
 export function caseBootstrap(
   cases: readonly CaseTally[],
   k: number,
   random: RandomSource,
-  options: { resamples?: number; level?: number } = {},
+  options: { resamples?: number; level?: number; normalFromCases?: number } = {},
 ): CaseBootstrapIntervals {
   const ran = cases.filter((one) => one.n > 0);
   if (ran.length === 0) return { passRate: null, passAtK: null, passHatK: null };
+  if (ran.length >= (options.normalFromCases ?? 30)) return bootstrapMoments(ran, k, options.level ?? 0.95);
   const resamples = options.resamples ?? 1000;
   const tail = (1 - (options.level ?? 0.95)) / 2;
   // Flat typed arrays, one slot per (case, pass count): the loop below runs resamples × cases times.
@@ -141,5 +144,116 @@ export function caseBootstrap(
     passRate: interval(rates, resamples),
     passAtK: anyEstimable ? interval(atKs, estimableResamples) : null,
     passHatK: anyEstimable ? interval(hatKs, estimableResamples) : null,
+  };
+}
+
+/** The standard normal quantile for a two-sided level (Acklam's rational approximation, |error| < 1.2e-9). */
+function normalQuantile(p: number): number {
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716,
+    2.506628277459239,
+  ];
+  const b = [
+    -54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572,
+  ];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const [a0, a1, a2, a3, a4, a5] = a as [number, number, number, number, number, number];
+  const [b0, b1, b2, b3, b4] = b as [number, number, number, number, number];
+  const [c0, c1, c2, c3, c4, c5] = c as [number, number, number, number, number, number];
+  const [d0, d1, d2, d3] = d as [number, number, number, number];
+  if (p < 0.02425) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return (
+      (((((c0 * q + c1) * q + c2) * q + c3) * q + c4) * q + c5) /
+      ((((d0 * q + d1) * q + d2) * q + d3) * q + 1)
+    );
+  }
+  if (p > 1 - 0.02425) return -normalQuantile(1 - p);
+  const q = p - 0.5;
+  const r = q * q;
+  return (
+    ((((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q) /
+    (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1)
+  );
+}
+
+/** The binomial(n, p) probabilities over 0..n, from the cumulative table. */
+function binomialPmf(n: number, p: number): Float64Array {
+  const cdf = binomialCdf(n, p);
+  const pmf = new Float64Array(n + 1);
+  for (let j = 0; j <= n; j++) pmf[j] = (cdf[j] as number) - (j === 0 ? 0 : (cdf[j - 1] as number));
+  return pmf;
+}
+
+/**
+ * The two-level bootstrap's intervals from its exact moments: a resampled figure is the mean of m
+ * independent draws, each a uniformly chosen case at a binomial pass count, so its mean and variance
+ * follow from each case's first two moments; the pass rate (Σ passes ÷ Σ trials) by the delta method.
+ */
+function bootstrapMoments(cases: readonly CaseTally[], k: number, level: number): CaseBootstrapIntervals {
+  const z = normalQuantile(1 - (1 - level) / 2);
+  const m = cases.length;
+  let ex = 0;
+  let ex2 = 0;
+  let ey = 0;
+  let ey2 = 0;
+  let exy = 0;
+  const at = { sum: 0, sum2: 0, count: 0 };
+  const hat = { sum: 0, sum2: 0, count: 0 };
+  for (const one of cases) {
+    const p = one.passes / one.n;
+    const mean = one.n * p;
+    ex += mean;
+    ex2 += one.n * p * (1 - p) + mean * mean;
+    ey += one.n;
+    ey2 += one.n * one.n;
+    exy += one.n * mean;
+    if (one.n < k) continue;
+    const pmf = binomialPmf(one.n, p);
+    let a1 = 0;
+    let a2 = 0;
+    let h1 = 0;
+    let h2 = 0;
+    for (let c = 0; c <= one.n; c++) {
+      const w = pmf[c] as number;
+      if (w === 0) continue;
+      const atK = passAtK(one.n, c, k) as number;
+      const hatK = passHatK(one.n, c, k) as number;
+      a1 += w * atK;
+      a2 += w * atK * atK;
+      h1 += w * hatK;
+      h2 += w * hatK * hatK;
+    }
+    at.sum += a1;
+    at.sum2 += a2;
+    at.count++;
+    hat.sum += h1;
+    hat.sum2 += h2;
+    hat.count++;
+  }
+  ex /= m;
+  ex2 /= m;
+  ey /= m;
+  ey2 /= m;
+  exy /= m;
+  const clamp = (low: number, high: number): Interval => [Math.max(0, low), Math.min(1, high)];
+  const ratio = ex / ey;
+  const residual = ex2 - 2 * ratio * exy + ratio * ratio * ey2 - (ex - ratio * ey) ** 2;
+  const rateSd = Math.sqrt(Math.max(0, residual) / m) / ey;
+  const ofMean = (moments: { sum: number; sum2: number; count: number }): Interval | null => {
+    if (moments.count === 0) return null;
+    const mean = moments.sum / moments.count;
+    const variance = Math.max(0, moments.sum2 / moments.count - mean * mean);
+    const sd = Math.sqrt(variance / moments.count);
+    return clamp(mean - z * sd, mean + z * sd);
+  };
+  return {
+    passRate: clamp(ratio - z * rateSd, ratio + z * rateSd),
+    passAtK: ofMean(at),
+    passHatK: ofMean(hat),
   };
 }

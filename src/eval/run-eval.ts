@@ -144,8 +144,12 @@ interface ReadVerdict {
 const spent = (value: unknown) =>
   typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 
+const passed: ReadVerdict = Object.freeze({ pass: true, costUsd: 0, billedTokens: 0 });
+const failedVerdict: ReadVerdict = Object.freeze({ pass: false, costUsd: 0, billedTokens: 0 });
+
 function readVerdict(verdict: Verdict): ReadVerdict {
-  if (verdict === true || verdict === false) return { pass: verdict, costUsd: 0, billedTokens: 0 };
+  if (verdict === true) return passed;
+  if (verdict === false) return failedVerdict;
   if (typeof verdict === 'object' && verdict !== null && typeof verdict.pass === 'boolean') {
     const read: ReadVerdict = {
       pass: verdict.pass === true,
@@ -431,7 +435,6 @@ export async function runEval<World>(
 
   const runTrial = async (built: Built): Promise<TrialRecord | undefined> => {
     const { kase, trial, world, config } = built;
-    const owner = {};
     const events: TraceEvent[] = [];
     const keep: TraceSink = { write: (event) => void events.push(event) };
     const started = clock.now();
@@ -439,6 +442,7 @@ export async function runEval<World>(
     // The spend meter and the stop signal only when something can stop the eval: a listener per
     // run is not free.
     if (stoppable) {
+      const owner = {};
       let settled: { tokens: number; usd: number };
       try {
         result = await runAgent({
@@ -470,7 +474,8 @@ export async function runEval<World>(
     };
     let verdict: ReadVerdict;
     try {
-      verdict = readVerdict(await untilStopped(kase.expect(view)));
+      const returned = kase.expect(view);
+      verdict = readVerdict(returned instanceof Promise ? await untilStopped(returned) : returned);
     } catch (error) {
       if (error instanceof TrialStopped) {
         cancelled.trials++;
@@ -514,12 +519,11 @@ export async function runEval<World>(
     };
     if (verdict.costUsd > 0) record.gradingCostUsd = verdict.costUsd;
     if (verdict.billedTokens > 0) record.gradingTokens = verdict.billedTokens;
-    const reasons = [
-      ...(outcomeAccepted ? [] : [`ended ${result.outcome.kind}, not ${accepted.join(' or ')}`]),
-      ...(verdict.reason !== undefined ? [verdict.reason] : []),
-      ...problems,
-    ];
-    if (reasons.length > 0) record.reason = reasons.join('; ');
+    let reason = outcomeAccepted ? '' : `ended ${result.outcome.kind}, not ${accepted.join(' or ')}`;
+    if (verdict.reason !== undefined)
+      reason = reason === '' ? verdict.reason : `${reason}; ${verdict.reason}`;
+    for (const problem of problems) reason = reason === '' ? problem : `${reason}; ${problem}`;
+    if (reason !== '') record.reason = reason;
     return record;
   };
 

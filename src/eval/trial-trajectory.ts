@@ -31,7 +31,8 @@ const failedStatuses = new Set([
  * steps did nothing useful (every call failed, was refused or repeated an earlier one).
  */
 export function trajectoryOf(trace: readonly TraceEvent[], outcome: Outcome, steps: number): TrialTrajectory {
-  const repeatedIds = new Set<string>();
+  // Made only when a call repeats (most trials have none): a Set per trial is not free.
+  let repeatedIds: Set<string> | undefined;
   let toolCalls = 0;
   let repeatedCalls = 0;
   let checked = false;
@@ -44,7 +45,7 @@ export function trajectoryOf(trace: readonly TraceEvent[], outcome: Outcome, ste
       checked = true;
       if (event.count > 1) {
         repeatedCalls++;
-        repeatedIds.add(event.callId);
+        (repeatedIds ??= new Set()).add(event.callId);
       }
     }
   }
@@ -62,24 +63,29 @@ export function trajectoryOf(trace: readonly TraceEvent[], outcome: Outcome, ste
         }
         if (seen.has(key)) {
           repeatedCalls++;
-          repeatedIds.add(block.id);
+          (repeatedIds ??= new Set()).add(block.id);
         } else seen.add(key);
       }
     }
   }
   let invalidToolCalls = 0;
   let unknownToolCalls = 0;
-  const usefulSteps = new Set<number>();
-  const stepsWithCalls = new Set<number>();
+  // Steps are small whole numbers in order: a step is wasted when it had calls and none was useful.
+  let wastedSteps = 0;
+  let currentStep = -1;
+  let currentUseful = false;
   for (const event of trace) {
     if (event.type !== 'tool-result') continue;
-    stepsWithCalls.add(event.step);
+    if (event.step !== currentStep) {
+      if (currentStep !== -1 && !currentUseful) wastedSteps++;
+      currentStep = event.step;
+      currentUseful = false;
+    }
     if (invalidStatuses.has(event.status)) invalidToolCalls++;
     if (event.status === 'unknown_tool') unknownToolCalls++;
-    if (!failedStatuses.has(event.status) && !repeatedIds.has(event.callId)) usefulSteps.add(event.step);
+    if (!failedStatuses.has(event.status) && !repeatedIds?.has(event.callId)) currentUseful = true;
   }
-  let wastedSteps = 0;
-  for (const step of stepsWithCalls) if (!usefulSteps.has(step)) wastedSteps++;
+  if (currentStep !== -1 && !currentUseful) wastedSteps++;
   return {
     steps,
     toolCalls,
