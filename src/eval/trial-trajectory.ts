@@ -45,7 +45,8 @@ export function trajectoryOf(trace: readonly TraceEvent[], outcome: Outcome, ste
       checked = true;
       if (event.count > 1) {
         repeatedCalls++;
-        (repeatedIds ??= new Set()).add(event.callId);
+        repeatedIds ??= new Set();
+        repeatedIds.add(event.callId);
       }
     }
   }
@@ -63,7 +64,8 @@ export function trajectoryOf(trace: readonly TraceEvent[], outcome: Outcome, ste
         }
         if (seen.has(key)) {
           repeatedCalls++;
-          (repeatedIds ??= new Set()).add(block.id);
+          repeatedIds ??= new Set();
+          repeatedIds.add(block.id);
         } else seen.add(key);
       }
     }
