@@ -416,7 +416,16 @@ export async function runEval<World>(
       return { kind: 'built', built: { kase, trial, seed: trialSeedValue, world, config, fingerprint } };
     };
     const withWorld = (world: World): Step | Promise<Step> => {
-      const config = suite.agent({ ...base, world, case: kase });
+      // One literal, not `{ ...base, world, case }`: on Node 20 a spread makes a new hidden class for
+      // every object (it cost ~10 µs a trial here, and made the agent's reads of it megamorphic).
+      const config = suite.agent({
+        caseId: base.caseId,
+        trial: base.trial,
+        seed: base.seed,
+        random: base.random,
+        world,
+        case: kase,
+      });
       return config instanceof Promise
         ? (untilStopped(config) as Promise<AgentConfig>).then((built) => withConfig(world, built))
         : withConfig(world, config);
