@@ -2,15 +2,8 @@ import type { Outcome } from '../loop/outcome.js';
 import { seededRandom } from '../testing/seeded-random.js';
 import { caseBootstrap } from './case-bootstrap.js';
 import { distribution } from './distribution.js';
-import type {
-  CaseReport,
-  EvalReport,
-  FailureClass,
-  Interval,
-  JudgeSummary,
-  TrialRecord,
-} from './eval-types.js';
-import { passAtK, passHatK } from './pass-at-k.js';
+import type { CaseReport, EvalReport, FailureClass, JudgeSummary, TrialRecord } from './eval-types.js';
+import { meanOverCases, passAtK, passHatK } from './pass-at-k.js';
 import { wilsonInterval } from './wilson-interval.js';
 
 /** What a report is built from. */
@@ -27,13 +20,6 @@ function tally<K extends string>(keys: Iterable<K>): Partial<Record<K, number>> 
   const counts: Partial<Record<K, number>> = {};
   for (const key of keys) counts[key] = (counts[key] ?? 0) + 1;
   return counts;
-}
-
-function meanOf(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  let sum = 0;
-  for (const value of values) sum += value;
-  return sum / values.length;
 }
 
 /**
@@ -97,9 +83,9 @@ export function buildEvalReport(input: EvalReportInput): EvalReport {
       passRate: records.length === 0 ? 0 : passes / records.length,
       passRateCi95: wilsonInterval(passes, records.length),
       passRateByCaseCi95: intervals.passRate,
-      passAtK: meanOf(atK),
+      passAtK: meanOverCases(atK),
       passAtKCi95: intervals.passAtK,
-      passHatK: meanOf(hatK),
+      passHatK: meanOverCases(hatK),
       passHatKCi95: intervals.passHatK,
       costP50: cost.p50,
       costP99: cost.p99,

@@ -1,5 +1,6 @@
 import type { Outcome } from '../loop/outcome.js';
 import type { ToolCallStatus, TraceEvent } from '../trace/events.js';
+import { malformedStatuses, toolFailedStatuses } from './call-statuses.js';
 import type { FailureClass, TrialTrajectory } from './eval-types.js';
 
 /** What the classifier reads of a failed trial. */
@@ -11,14 +12,6 @@ export interface FailedTrial {
   /** The trial's trace: a wrong answer is read against the last tool result before it. */
   trace?: readonly TraceEvent[];
 }
-
-const invalid = new Set<ToolCallStatus>([
-  'invalid_json',
-  'invalid_input',
-  'validation_error',
-  'invalid_output',
-]);
-const failed = new Set<ToolCallStatus>(['error', 'timeout', 'fatal', 'aborted']);
 
 /** The status of the last tool result in a trace, if any. */
 function lastResultStatus(trace: readonly TraceEvent[] | undefined): ToolCallStatus | undefined {
@@ -85,8 +78,8 @@ export function classifyFailure(trial: FailedTrial): FailureClass {
 
 function wrongAnswerClass(last: ToolCallStatus | undefined): FailureClass {
   if (last === 'unknown_tool') return 'hallucinated_tool';
-  if (last !== undefined && invalid.has(last)) return 'validation_error';
-  if (last !== undefined && failed.has(last)) return 'tool_failure';
+  if (last !== undefined && malformedStatuses.has(last)) return 'validation_error';
+  if (last !== undefined && toolFailedStatuses.has(last)) return 'tool_failure';
   return 'wrong_answer';
 }
 

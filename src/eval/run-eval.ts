@@ -5,8 +5,9 @@ import { runAgent } from '../loop/run-agent.js';
 import type { RunResult } from '../loop/run-result.js';
 import { seededRandom } from '../testing/seeded-random.js';
 import { type Clock, systemClock, type TimerHandle } from '../time/clock.js';
-import type { ToolCallStatus, TraceEvent } from '../trace/events.js';
+import type { TraceEvent } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
+import { executedStatuses } from './call-statuses.js';
 import { configFingerprint } from './config-fingerprint.js';
 import { buildEvalReport } from './eval-report.js';
 import type {
@@ -15,7 +16,6 @@ import type {
   EvalReport,
   EvalSuite,
   JudgeSummary,
-  TrialContext,
   TrialRecord,
   TrialView,
   Verdict,
@@ -166,17 +166,6 @@ function readVerdict(verdict: Verdict): ReadVerdict {
     billedTokens: 0,
   };
 }
-
-/** Statuses of a call whose tool ran (its side effects happened), whatever came back. */
-const executedStatuses = new Set<ToolCallStatus>([
-  'ok',
-  'error',
-  'timeout',
-  'fatal',
-  'aborted',
-  'validation_error',
-  'invalid_output',
-]);
 
 /** The trajectory expectations a trial broke, each as a sentence. */
 function trajectoryProblems(kase: EvalCase<unknown>, trace: readonly TraceEvent[], steps: number): string[] {

@@ -9,6 +9,7 @@ import { type AnyTool, defineTool } from '../tools/define-tool.js';
 import { ToolError } from '../tools/tool-error.js';
 import type { TraceEvent } from '../trace/events.js';
 import { splitTrace } from '../trace/split-trace.js';
+import { executedStatuses } from './call-statuses.js';
 import type {
   AgentConfig,
   EvalCase,
@@ -47,17 +48,6 @@ export interface RecordedRun {
   /** The model's input of each recorded key, as it asked for it (before its tool's schema ran). */
   inputs: Map<string, { tool: string; input: unknown }>;
 }
-
-/** Statuses of a call whose tool ran: what it returned is what a replay serves. */
-const executedStatuses = new Set([
-  'ok',
-  'error',
-  'timeout',
-  'fatal',
-  'aborted',
-  'invalid_output',
-  'validation_error',
-]);
 
 /** The key a recorded result is found by: the tool and its canonical input, never the call id. */
 export function recordedCallKey(tool: string, input: unknown): string {

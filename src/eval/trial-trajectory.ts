@@ -1,29 +1,8 @@
 import { canonicalJson } from '../controls/canonical-json.js';
 import type { Outcome } from '../loop/outcome.js';
 import type { TraceEvent } from '../trace/events.js';
+import { malformedStatuses, unproductiveStatuses } from './call-statuses.js';
 import type { TrialTrajectory } from './eval-types.js';
-
-/**
- * Statuses of a call the dispatcher refused before running it because the model asked for it wrong.
- * An output that failed the tool's checks (`validation_error`, `invalid_output`) is the tool's
- * failure, not the model's, and does not count against tool-call validity.
- */
-const invalidStatuses = new Set(['invalid_json', 'invalid_input', 'unknown_tool']);
-/** Statuses of a call that did not do its work. */
-const failedStatuses = new Set([
-  'error',
-  'denied',
-  'invalid_json',
-  'invalid_input',
-  'invalid_output',
-  'unknown_tool',
-  'timeout',
-  'aborted',
-  'fatal',
-  'validation_error',
-  'blocked_repeat',
-  'blocked_tainted',
-]);
 
 /**
  * A trial's trajectory from its trace: how many calls the model asked for, how many were malformed
@@ -83,9 +62,10 @@ export function trajectoryOf(trace: readonly TraceEvent[], outcome: Outcome, ste
       currentStep = event.step;
       currentUseful = false;
     }
-    if (invalidStatuses.has(event.status)) invalidToolCalls++;
+    // An output that failed the tool's checks is the tool's failure, not a malformed call.
+    if (malformedStatuses.has(event.status) || event.status === 'unknown_tool') invalidToolCalls++;
     if (event.status === 'unknown_tool') unknownToolCalls++;
-    if (!failedStatuses.has(event.status) && !repeatedIds?.has(event.callId)) currentUseful = true;
+    if (!unproductiveStatuses.has(event.status) && !repeatedIds?.has(event.callId)) currentUseful = true;
   }
   if (currentStep !== -1 && !currentUseful) wastedSteps++;
   return {
