@@ -220,6 +220,8 @@ export async function evalRun(file: string, flags: EvalRunFlags): Promise<number
       throw new ConfigurationError('--faults', `no fault ${unknown.join(', ')} (${toolFaults.join(', ')})`);
     const matrixOptions: Parameters<typeof runFaultMatrix>[1] = {
       run: { ...options, onTrial: () => {} },
+      // The eval just run is the matrix's baseline: the same suite, seed and trials, not run twice.
+      baseline: report,
       onCell: (cell, done, total) => {
         if (!flags.json && flags.progress && cell)
           process.stderr.write(`  fault matrix ${done}/${total}: ${cell.tool} × ${cell.fault}\n`);

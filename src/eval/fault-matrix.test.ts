@@ -150,3 +150,33 @@ describe('runFaultMatrix against runEval', () => {
     await expect(runFaultMatrix(suite, { faults: ['gremlins' as never], run })).rejects.toThrow(/gremlins/);
   });
 });
+
+describe('runFaultMatrix with the eval just run as its baseline', () => {
+  it('reuses it instead of running the suite again, with the same figures; refuses one of another seed', async () => {
+    let built = 0;
+    const counted: EvalSuite = {
+      ...suite,
+      agent: (context) => {
+        built++;
+        return suite.agent(context);
+      },
+    };
+    const options = { tools: ['get_order'], faults: ['http_500'] as const, run };
+    const fresh = await runFaultMatrix(counted, { ...options, faults: [...options.faults] });
+    const freshBuilds = built;
+    const report = await runEval(counted, run);
+    built = 0;
+    const reused = await runFaultMatrix(counted, {
+      ...options,
+      faults: [...options.faults],
+      baseline: report,
+    });
+    expect(built).toBe(freshBuilds - report.summary.trials);
+    expect(reused.baseline).toEqual(fresh.baseline);
+    expect(reused.cells).toEqual(fresh.cells);
+    const other = await runEval(counted, { ...run, seed: 2 });
+    await expect(
+      runFaultMatrix(counted, { ...options, faults: [...options.faults], baseline: other }),
+    ).rejects.toThrow('baseline');
+  });
+});

@@ -23,6 +23,11 @@ export interface FaultMatrixOptions extends FaultFiring {
    * @default {}
    */
   run?: RunEvalOptions;
+  /**
+   * The unfaulted eval, when the caller has just run it with the same `run` options: used as the
+   * baseline instead of running the suite again. Refused when its seed or trials differ.
+   */
+  baseline?: EvalReport;
   /** Called after the baseline (cell undefined) and after each cell. */
   onCell?: (cell: FaultMatrixCell | undefined, done: number, total: number) => void;
 }
@@ -97,7 +102,15 @@ export async function runFaultMatrix<World>(
       throw new ConfigurationError('faults', `"${fault}" is not one of ${toolFaults.join(', ')}`);
   const tools = options.tools ?? (await offeredTools(suite, run));
   const total = 1 + tools.length * faults.length;
-  const baseline = await runEval(suite, run);
+  const given = options.baseline;
+  if (
+    given &&
+    (given.suite !== suite.name ||
+      given.config.seed !== (run.seed ?? 1) ||
+      given.config.trials !== (run.trials ?? 10))
+  )
+    throw new ConfigurationError('baseline', 'must be this suite run with the same seed and trials as `run`');
+  const baseline = given ?? (await runEval(suite, run));
   options.onCell?.(undefined, 1, total);
   const baselineCost = baseline.summary.cost.mean;
   const baselineTrials = new Map(
