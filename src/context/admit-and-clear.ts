@@ -18,7 +18,7 @@ export function admissions(
     if (message.role !== 'user') continue;
     message.content.forEach((block, blockIndex) => {
       if (block.type !== 'tool_result' || input.window.blockEdit(index, blockIndex)) return;
-      const tokens = input.countMessage({ role: 'user', content: [block] });
+      const tokens = freshTokens(input, { role: 'user', content: [block] });
       if (tokens <= admit.maxResultTokens) return;
       const previewChars = (admit.previewTokens ?? 300) * 4;
       const head = cutText(block.content, 0, previewChars);
@@ -54,7 +54,7 @@ export function clearings(
       if (block.type !== 'tool_result') return;
       const existing = input.window.blockEdit(index, blockIndex);
       if (existing?.verb === 'clear') return;
-      const tokens = input.countMessage({ role: 'user', content: [block] });
+      const tokens = freshTokens(input, { role: 'user', content: [block] });
       out.push({
         verb: 'clear',
         message: index,
@@ -67,8 +67,13 @@ export function clearings(
   return out;
 }
 
+/** Tokens of a message made only to be sized: not remembered by the loop's counter. */
+function freshTokens(input: ContextPolicyInput, message: Message): number {
+  return input.countFresh ? input.countFresh(message) : input.countMessage(message);
+}
+
 export function textTokens(input: ContextPolicyInput, text: string): number {
-  return input.countMessage({ role: 'user', content: [{ type: 'text', text }] });
+  return freshTokens(input, { role: 'user', content: [{ type: 'text', text }] });
 }
 
 /** Tokens the not-yet-applied edits add or remove, roughly (admit and clear shrink a result). */
@@ -79,7 +84,7 @@ export function pendingTokens(edits: readonly ContextEdit[], input: ContextPolic
       const message = input.transcript[edit.message] as Message;
       const block = message.content[edit.block];
       if (block?.type !== 'tool_result') continue;
-      delta += textTokens(input, edit.text) - input.countMessage({ role: 'user', content: [block] });
+      delta += textTokens(input, edit.text) - freshTokens(input, { role: 'user', content: [block] });
     } else if (edit.verb === 'pin') delta += textTokens(input, edit.text);
   }
   return delta;

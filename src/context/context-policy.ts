@@ -21,6 +21,11 @@ export interface ContextPolicyInput {
   fixedTokens: number;
   /** Sizes a message the way the loop does (memoized: counting a message again is free). */
   countMessage(message: Message): number;
+  /**
+   * Sizes a message made only to be sized (a block or a text wrapped in a message), the way
+   * `countMessage` does, without remembering it. Optional: without it, `countMessage` is used.
+   */
+  countFresh?(message: Message): number;
   system: string;
   tools: readonly ToolDefinition[];
   signal: AbortSignal;

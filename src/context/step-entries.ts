@@ -122,8 +122,42 @@ function isLowSurrogate(code: number): boolean {
 /** The first `max` characters of a one-line rendering of `text`. */
 export function oneLine(text: string, max = maxLine): string {
   // Only the head can show: flatten what fits (whitespace runs shrink, so take twice the room).
-  const flat = (text.length > max * 2 ? cutText(text, 0, max * 2) : text).replace(/\s+/g, ' ').trim();
+  const head = text.length > max * 2 ? cutText(text, 0, max * 2) : text;
+  // Most heads are one line already (single spaces, no edge whitespace): the regex pass and its
+  // copy are paid only by a head that has something to flatten.
+  const flat = isOneLine(head) ? head : head.replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${cutText(flat, 0, max - 1)}…`;
+}
+
+/** True when `/\s+/g → ' '` and `trim()` would leave `text` as it is. */
+function isOneLine(text: string): boolean {
+  const last = text.length - 1;
+  let previousSpace = true; // a space at the start would be trimmed
+  for (let i = 0; i <= last; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 32) {
+      if (previousSpace || i === last) return false;
+      previousSpace = true;
+    } else if (code > 32 && code < 127) previousSpace = false;
+    else if ((code >= 9 && code <= 13) || (code >= 127 && isUnicodeSpace(code))) return false;
+    else previousSpace = false;
+  }
+  return true;
+}
+
+/** What `\s` matches beyond ASCII (ECMAScript's WhiteSpace and LineTerminator). */
+function isUnicodeSpace(code: number): boolean {
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /** A short hash (FNV-1a) of a block's head and length: cheap, and the same for the same block. */

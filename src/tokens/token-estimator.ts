@@ -111,10 +111,20 @@ export class PrefillCounter {
   message(message: Message): number {
     const cached = this.#byMessage.get(message);
     if (cached !== undefined) return cached;
-    let tokens = 0;
-    if (this.estimator.countMessage) tokens = this.estimator.countMessage(message);
-    else for (const block of message.content) tokens += this.block(block);
+    const tokens = this.fresh(message);
     this.#byMessage.set(message, tokens);
+    return tokens;
+  }
+
+  /**
+   * Tokens of a message made only to be sized (a block wrapped to ask what it would cost): counted
+   * the same way, not remembered. Remembering a throwaway object costs a weak-map entry that
+   * nothing reads again and that every garbage collection has to visit.
+   */
+  fresh(message: Message): number {
+    if (this.estimator.countMessage) return this.estimator.countMessage(message);
+    let tokens = 0;
+    for (const block of message.content) tokens += this.block(block);
     return tokens;
   }
 

@@ -35,6 +35,7 @@ export async function prepareWindow(
       windowTokens: window.measure(),
       fixedTokens,
       countMessage: (message: Parameters<typeof counter.message>[0]) => counter.message(message),
+      countFresh: (message: Parameters<typeof counter.message>[0]) => counter.fresh(message),
       system: prepared.system,
       tools: prepared.tools,
       signal: state.run.signal,
