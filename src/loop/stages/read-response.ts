@@ -107,16 +107,23 @@ export function malformed(response: unknown): string | undefined {
   const { content, stopReason } = response as Partial<ModelResponse>;
   if (!Array.isArray(content)) return 'response.content is not an array';
   if (typeof stopReason !== 'string') return 'response.stopReason is missing';
-  const ids = new Set<string>();
+  // Most responses hold one call or none: the set of ids is made at the second call.
+  let firstId: string | undefined;
+  let ids: Set<string> | undefined;
   for (const block of content as unknown[]) {
     const typed = block as { type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown };
     if (typed?.type === 'text' && typeof typed.text === 'string') continue;
     if (typed?.type === 'tool_use' && typeof typed.id === 'string' && typeof typed.name === 'string') {
       // Two calls under one id cannot both be answered: the provider would reject the results
       // after the side effects happened. Nothing runs.
-      if (ids.has(typed.id)) return `response.content holds two tool calls with the id ${preview(typed.id)}`;
-      ids.add(typed.id);
-      const problem = jsonProblem(typed.input, 0, new Set());
+      if (firstId === undefined) firstId = typed.id;
+      else {
+        ids ??= new Set([firstId]);
+        if (ids.has(typed.id))
+          return `response.content holds two tool calls with the id ${preview(typed.id)}`;
+        ids.add(typed.id);
+      }
+      const problem = jsonProblem(typed.input, 0, undefined);
       if (problem) return `response.content holds a tool call whose input ${problem}`;
       continue;
     }
@@ -124,7 +131,7 @@ export function malformed(response: unknown): string | undefined {
       // The same check a checkpoint's blocks get, so the loop never keeps what it cannot reload.
       const shape = blockProblem(block, 'assistant');
       if (shape) return `response.content holds a ${typed.type} block whose ${shape.replace(/^\./, '')}`;
-      const problem = jsonProblem(block, 0, new Set());
+      const problem = jsonProblem(block, 0, undefined);
       if (problem) return `response.content holds a ${typed.type} block that ${problem}`;
       continue;
     }
@@ -134,18 +141,28 @@ export function malformed(response: unknown): string | undefined {
 }
 
 /** Circular or too deeply nested input would break every control that serializes it. */
-function jsonProblem(value: unknown, depth: number, ancestors: Set<object>): string | undefined {
+function jsonProblem(value: unknown, depth: number, ancestors: Set<object> | undefined): string | undefined {
   if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function')
     return `holds a ${typeof value}, which is not JSON`;
   if (value === null || typeof value !== 'object') return undefined;
   if (depth >= maxInputDepth) return `is nested deeper than ${maxInputDepth} levels`;
-  if (ancestors.has(value)) return 'is circular';
-  ancestors.add(value);
-  for (const member of Array.isArray(value) ? value : Object.values(value)) {
-    const problem = jsonProblem(member, depth + 1, ancestors);
+  if (ancestors?.has(value)) return 'is circular';
+  // The path from the root is a set made at the first nested object: a flat input (most tool
+  // inputs) allocates nothing to be checked.
+  let path = ancestors;
+  let onPath = false;
+  const members = Array.isArray(value) ? value : Object.values(value);
+  for (let i = 0; i < members.length; i++) {
+    const member: unknown = members[i];
+    if (member !== null && typeof member === 'object' && !onPath) {
+      path ??= new Set();
+      path.add(value);
+      onPath = true;
+    }
+    const problem = jsonProblem(member, depth + 1, path);
     if (problem) return problem;
   }
-  ancestors.delete(value);
+  if (onPath) path?.delete(value);
   return undefined;
 }
 
