@@ -99,11 +99,12 @@ async function bare(keepTrace = false, retain = false): Promise<number> {
         world: undefined,
         case: built.cases[0] as (typeof built.cases)[number],
       });
+      const sink = keepTrace ? memoryTraceSink() : undefined;
       const result = await runAgent(
-        keepTrace
-          ? { ...config, input: next.input, trace: memoryTraceSink() }
-          : { ...config, input: next.input },
+        sink ? { ...config, input: next.input, trace: sink } : { ...config, input: next.input },
       );
+      // Kept to the end, as runEval keeps every trial's trace: the heap the collector walks is the same.
+      if (sink && retain) kept.push(sink.events);
       const text = result.outcome.kind === 'answered' ? result.outcome.text : undefined;
       const verdict = await next.expect({
         caseId: next.caseId,
