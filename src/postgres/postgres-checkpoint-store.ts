@@ -264,7 +264,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
 /** The store's statements, named per table so each connection parses and plans them once. */
 function statements(heads: string, log: string) {
-  const name = (what: string) => `reins-checkpoint-${what}-${heads}`;
+  // PostgreSQL cuts names at 63 characters (two tables' statements could then collide): a hash of the table.
+  const name = (what: string) => `reins-checkpoint-${what}-${fnv1a(heads)}`;
   return {
     snapshotName: name('snapshot'),
     // New run, or head at $2: move the head, drop the run's older log rows, append the snapshot.
@@ -307,4 +308,14 @@ function statements(heads: string, log: string) {
       WHERE h.run_id = $1
       ORDER BY l.revision`,
   };
+}
+
+/** FNV-1a of `text`, as 8 hex digits. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0');
 }
