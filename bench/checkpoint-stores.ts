@@ -164,6 +164,8 @@ async function child(name: StoreName, steps: number, runs: number): Promise<void
       tools,
       runId,
       maxSteps: n + 2,
+      // A 5,000-step transcript passes the default 100,000-token context limit: far above use.
+      maxContextTokens: 100_000_000,
       ...(opened.store ? { checkpoint: opened.store } : {}),
     });
     const elapsed = performance.now() - started;
@@ -259,9 +261,16 @@ async function parent(): Promise<void> {
   const perStep = (store: StoreName, steps: number) => median(samples.get(`${store}@${steps}`) ?? []);
   const rows = picked.map((store) => {
     const byLength = Object.fromEntries(lengths.map((steps) => [steps, perStep(store, steps)]));
+    const spread = Object.fromEntries(
+      lengths.map((steps) => {
+        const values = samples.get(`${store}@${steps}`) ?? [];
+        return [steps, { min: Math.min(...values), max: Math.max(...values) }];
+      }),
+    );
     return {
       store,
       usPerStep: byLength,
+      spread,
       flatness: (byLength[5_000] as number) / (byLength[50] as number),
       roundTripUs: roundTrips.has(store) ? median(roundTrips.get(store)!) : undefined,
       overNone: picked.includes('none')
@@ -281,14 +290,17 @@ async function parent(): Promise<void> {
     return;
   }
   console.log(
-    `\ncheckpointed run, µs per step (commit ${commit}, Node ${process.version}, median of ${rounds})`,
+    `\ncheckpointed run, µs per step: median (min–max) of ${rounds} rounds (commit ${commit}, Node ${process.version})`,
   );
   const header = ['store', ...lengths.map((steps) => `${steps.toLocaleString('en-US')} steps`), '5,000 ÷ 50'];
   if (picked.includes('none')) header.push('÷ none at 5,000');
   header.push('server round trip µs');
   const lines = rows.map((row) => [
     row.store,
-    ...lengths.map((steps) => (row.usPerStep[steps] as number).toFixed(1)),
+    ...lengths.map((steps) => {
+      const { min, max } = row.spread[steps] as { min: number; max: number };
+      return `${(row.usPerStep[steps] as number).toFixed(0)} (${min.toFixed(0)}–${max.toFixed(0)})`;
+    }),
     `${row.flatness.toFixed(2)}×`,
     ...(row.overNone ? [`${(row.overNone[5_000] as number).toFixed(1)}×`] : []),
     row.roundTripUs === undefined ? '' : row.roundTripUs.toFixed(0),

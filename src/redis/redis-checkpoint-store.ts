@@ -16,7 +16,9 @@ export interface RedisCheckpointStoreOptions {
   keyPrefix?: string;
   /**
    * Keys of a run that ended (any outcome but `awaiting_approval`, which waits for a person) expire
-   * this long after its last commit; a later commit (a resume) makes them persistent again.
+   * this long after its last commit; a later commit (a resume) makes them persistent again. Once
+   * expired, the run is unknown: a copy of its state resumed later is taken as a new run, so keep
+   * this longer than any job can be retried.
    * @default undefined (kept until deleted)
    */
   endedRunTtlMs?: number;
