@@ -231,3 +231,51 @@ describe.each(kinds)('%s: resuming one state twice', (_name, connect) => {
     expect(wires).toEqual([120]);
   });
 });
+
+describe('a store whose server cannot be reached', () => {
+  // Loopback port 9 (discard): nothing listens there, so the connection is refused at once.
+  const unreachable: [string, () => { store: CheckpointStore; close: () => unknown }][] = [
+    [
+      'postgres',
+      () => {
+        const down = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:9/test', max: 1 });
+        return { store: new PostgresCheckpointStore({ pool: down }), close: () => down.end() };
+      },
+    ],
+    [
+      'redis',
+      () => {
+        const down = new Redis('redis://127.0.0.1:9', {
+          lazyConnect: true,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+        });
+        down.on('error', () => {});
+        return { store: new RedisCheckpointStore({ redis: down }), close: () => down.disconnect() };
+      },
+    ],
+  ];
+  it.each(unreachable)(
+    '%s: the run ends hard_error from checkpoint before any tool runs',
+    async (_name, open) => {
+      const { store, close } = open();
+      wires.length = 0;
+      const model = scriptedModel([
+        { toolCalls: [{ name: 'wire_money', input: { amount: 5 } }] },
+        { text: 'x' },
+      ]);
+      const result = await runAgent({
+        model,
+        input: 'pay',
+        tools: [wireMoney],
+        runId: 'down',
+        checkpoint: store,
+        approvals: [],
+      });
+      expect(result.outcome).toMatchObject({ kind: 'hard_error', source: 'checkpoint' });
+      expect(model.calls).toHaveLength(0);
+      expect(wires).toEqual([]);
+      await close();
+    },
+  );
+});
