@@ -151,6 +151,13 @@ export async function executeRun(
   }
   const { outcome } = result;
   if (outcome.kind === 'stale_state') return { kind: 'skipped', reason: 'held_elsewhere' };
+  if (
+    outcome.kind === 'hard_error' &&
+    (outcome.source === 'trace' || outcome.source === 'checkpoint') &&
+    (await heldElsewhere(options.checkpoint, runId, result.state.revision))
+  )
+    // A worker that lost its run (its lock lapsed and another claimed it) stops without a word.
+    return { kind: 'skipped', reason: 'held_elsewhere' };
   if (outcome.kind === 'awaiting_approval') return parked(options, runId, outcome.requests, clock, result);
   if (outcome.kind === 'cancelled' && drained() && !signals.cancel?.aborted) {
     await registry.update(runId, { status: 'queued', updatedAt: clock.now() }, ['running']);
@@ -196,6 +203,20 @@ function runSignal(signals: RunSignals): {
       if (signals.drain?.aborted && !controller.signal.aborted) drainNow();
     },
   };
+}
+
+/** True when the store's checkpoint has moved past the revision this execution ended at. */
+async function heldElsewhere(
+  checkpoint: AnyCheckpointStore,
+  runId: string,
+  revision: number | undefined,
+): Promise<boolean> {
+  try {
+    const latest = await checkpoint.load(runId);
+    return latest?.revision !== undefined && revision !== undefined && latest.revision > revision;
+  } catch {
+    return false;
+  }
 }
 
 /** Keeps the record's step count and bill current as each step's events land. */
