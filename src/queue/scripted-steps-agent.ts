@@ -79,8 +79,11 @@ export function scriptedStepsAgent(options: ScriptedStepsAgentOptions): AgentDef
           ...(idempotency.leaseMs === undefined ? {} : { leaseMs: idempotency.leaseMs }),
           ...(reconcile
             ? {
-                reconcile: async (key: string): Promise<Reconciliation> =>
-                  (await reconcile(key)) ? { happened: true, result: { done: key } } : { happened: false },
+                // The store's key is scoped (tool, actor); downstream knows the effect by the input's key.
+                reconcile: async (_scoped: string, input: { key: string }): Promise<Reconciliation> =>
+                  (await reconcile(input.key))
+                    ? { happened: true, result: { done: input.key } }
+                    : { happened: false },
               }
             : {}),
         });
