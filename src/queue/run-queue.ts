@@ -64,7 +64,8 @@ export type VerdictResult =
     };
 
 /**
- * Runs as durable jobs. `reins/queue` has the BullMQ implementation (Redis); another engine
+ * Runs as durable jobs. `reins/bullmq` has the BullMQ implementation (Redis), `reins/queue` an
+ * in-process one for tests and single-process services (`InProcessRunQueue`); another engine
  * (pg-boss on PostgreSQL) implements the same interface.
  */
 export interface RunQueue {

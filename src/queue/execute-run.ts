@@ -1,0 +1,229 @@
+import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
+import type { ApprovalRequest } from '../loop/approval.js';
+import type { Outcome } from '../loop/outcome.js';
+import { resumeAgent, runAgent } from '../loop/run-agent.js';
+import type { RunResult } from '../loop/run-result.js';
+import { type Clock, systemClock } from '../time/clock.js';
+import type { TraceEvent } from '../trace/events.js';
+import type { TraceSink } from '../trace/sink.js';
+import type { AgentRegistry } from './agent-definition.js';
+import { RunEventSink } from './run-event-sink.js';
+import type { RunRecord } from './run-queue.js';
+import type { RunEventStore, RunJob, RunRecordStore } from './run-stores.js';
+
+/** What {@link executeRun} needs: the same on every worker. */
+export interface RunExecutorOptions {
+  agents: AgentRegistry;
+  /** Shared by every worker: a resumed run continues from the last step committed here. */
+  checkpoint: AnyCheckpointStore;
+  registry: RunRecordStore;
+  events: RunEventStore;
+  /** Further sinks for every run (a JSONL file, OpenTelemetry). */
+  trace?: readonly TraceSink[];
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+/** The signals one execution listens to. */
+export interface RunSignals {
+  /** A person cancelled the run: it ends `cancelled`, for good. */
+  cancel?: AbortSignal;
+  /** The worker is shutting down: the run stops at a checkpoint and is left to resume elsewhere. */
+  drain?: AbortSignal;
+}
+
+/** How one execution of a job went. */
+export type ExecuteRunResult =
+  /** The run reached its terminal outcome; its record is `ended`. */
+  | { kind: 'ended'; outcome: Outcome; record: RunRecord | undefined }
+  /** The run paused for verdicts; its record is `awaiting_approval` and nothing of the batch ran. */
+  | { kind: 'parked'; requests: ApprovalRequest[] }
+  /** The worker drained: the run stopped at a checkpoint and should run again (its record is `queued`). */
+  | { kind: 'interrupted' }
+  /**
+   * Nothing ran: the run is unknown, already ended, or another worker holds it (its checkpoint
+   * revision moved on: `held_elsewhere`).
+   */
+  | { kind: 'skipped'; reason: 'not_found' | 'already_ended' | 'held_elsewhere' };
+
+/**
+ * Runs one job: starts the run, or resumes it from the shared checkpoint store (after a crash, a
+ * drain or with a person's verdicts), writes its trace to the event log with `seq` continuing from
+ * what the log holds, and keeps its record up to date. Every queue's worker calls this; it never
+ * throws for how a run ends.
+ *
+ * @example
+ * import { MemoryCheckpointStore } from 'reins';
+ * import { agentRegistry, defineAgent, executeRun, MemoryRunEventLog, MemoryRunRegistry, queuedRecord } from 'reins/queue';
+ * import { scriptedModel } from 'reins/testing';
+ * const registry = new MemoryRunRegistry();
+ * const request = { agent: 'echo', input: 'hi', actor: { id: 'ana' } };
+ * await registry.create(queuedRecord('run_1', request, Date.now()));
+ * const done = await executeRun({ runId: 'run_1', request }, {
+ *   agents: agentRegistry([defineAgent({ name: 'echo', build: () => ({ model: scriptedModel([{ text: 'hi' }]) }) })]),
+ *   checkpoint: new MemoryCheckpointStore(),
+ *   registry,
+ *   events: new MemoryRunEventLog(),
+ * });
+ */
+export async function executeRun(
+  job: RunJob,
+  options: RunExecutorOptions,
+  signals: RunSignals = {},
+): Promise<ExecuteRunResult> {
+  const { registry, clock = systemClock } = options;
+  const { runId, request } = job;
+  const record = await registry.get(runId);
+  if (!record) return { kind: 'skipped', reason: 'not_found' };
+  if (record.status === 'ended') return { kind: 'skipped', reason: 'already_ended' };
+  if (record.status === 'cancelling' || signals.cancel?.aborted) {
+    // Cancelled while it waited (or between a crash and this pick-up): it ends without running.
+    const outcome: Outcome = { kind: 'cancelled', reason: 'cancelled before it ran again' };
+    return ended(options, runId, outcome, undefined);
+  }
+  const definition = options.agents.get(request.agent);
+  if (!definition) {
+    const outcome: Outcome = {
+      kind: 'hard_error',
+      source: 'internal',
+      error: { name: 'ConfigurationError', message: `no agent definition named "${request.agent}"` },
+    };
+    return ended(options, runId, outcome, undefined);
+  }
+  const state = await options.checkpoint.load(runId);
+  if (state?.status === 'ended' && state.outcome?.kind === 'awaiting_approval' && !job.verdicts) {
+    // A redelivered pause: park it again without opening a new trace segment.
+    return parked(options, runId, state.outcome.requests, clock);
+  }
+  const attempt = record.attempts + 1;
+  const started = await registry.update(
+    runId,
+    { status: 'running', attempts: attempt, updatedAt: clock.now() },
+    ['queued', 'running', 'awaiting_approval'],
+  );
+  if (!started) return { kind: 'skipped', reason: 'already_ended' };
+  const runOptions = await definition.build({ runId, request, attempt });
+  const { signal, dispose, drained } = runSignal(signals);
+  const sink = new RunEventSink({
+    log: options.events,
+    runId,
+    onAppend: (events) => progress(options, runId, events, clock),
+  });
+  const common = {
+    actor: request.actor,
+    checkpoint: options.checkpoint,
+    trace: [sink, ...(options.trace ?? [])],
+    signal,
+    clock,
+  };
+  let result: RunResult;
+  try {
+    result = state
+      ? await resumeAgent(state, {
+          ...runOptions,
+          ...common,
+          ...(job.verdicts ? { approvals: job.verdicts } : {}),
+        })
+      : await runAgent({ ...runOptions, ...common, input: request.input, runId });
+  } finally {
+    dispose();
+  }
+  const { outcome } = result;
+  if (outcome.kind === 'stale_state') return { kind: 'skipped', reason: 'held_elsewhere' };
+  if (outcome.kind === 'awaiting_approval') return parked(options, runId, outcome.requests, clock, result);
+  if (outcome.kind === 'cancelled' && drained() && !signals.cancel?.aborted) {
+    await registry.update(runId, { status: 'queued', updatedAt: clock.now() }, ['running']);
+    return { kind: 'interrupted' };
+  }
+  return ended(options, runId, outcome, result);
+}
+
+/** One signal for the run from the cancel and drain signals; `drained()` says whether the drain fired. */
+function runSignal(signals: RunSignals): {
+  signal: AbortSignal;
+  dispose: () => void;
+  drained: () => boolean;
+} {
+  const controller = new AbortController();
+  const cleanups: (() => void)[] = [];
+  let drained = false;
+  const link = (parent: AbortSignal | undefined, reason: string, isDrain: boolean) => {
+    if (!parent) return;
+    const onAbort = () => {
+      if (isDrain) drained = true;
+      controller.abort(reason);
+    };
+    if (parent.aborted) onAbort();
+    else {
+      parent.addEventListener('abort', onAbort, { once: true });
+      cleanups.push(() => parent.removeEventListener('abort', onAbort));
+    }
+  };
+  link(signals.cancel, 'cancelled', false);
+  link(signals.drain, 'worker shutting down', true);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const cleanup of cleanups) cleanup();
+    },
+    drained: () => drained,
+  };
+}
+
+/** Keeps the record's step count and bill current as each step's events land. */
+async function progress(
+  options: RunExecutorOptions,
+  runId: string,
+  events: readonly TraceEvent[],
+  clock: Clock,
+): Promise<void> {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as TraceEvent;
+    if (event.type !== 'step-end') continue;
+    await options.registry.update(runId, {
+      steps: event.step,
+      billedTokens: event.billedTokens,
+      costUsd: event.costUsd,
+      updatedAt: clock.now(),
+    });
+    return;
+  }
+}
+
+async function parked(
+  options: RunExecutorOptions,
+  runId: string,
+  requests: ApprovalRequest[],
+  clock: Clock,
+  result?: RunResult,
+): Promise<ExecuteRunResult> {
+  await options.registry.update(runId, {
+    status: 'awaiting_approval',
+    outcome: { kind: 'awaiting_approval', requests },
+    pendingApprovals: requests,
+    updatedAt: clock.now(),
+    ...(result ? figures(result) : {}),
+  });
+  return { kind: 'parked', requests };
+}
+
+async function ended(
+  options: RunExecutorOptions,
+  runId: string,
+  outcome: Outcome,
+  result: RunResult | undefined,
+): Promise<ExecuteRunResult> {
+  const record = await options.registry.update(runId, {
+    status: 'ended',
+    outcome,
+    pendingApprovals: undefined,
+    updatedAt: (options.clock ?? systemClock).now(),
+    ...(result ? figures(result) : {}),
+  });
+  await options.events.end(runId);
+  return { kind: 'ended', outcome, record };
+}
+
+function figures(result: RunResult) {
+  return { steps: result.steps, billedTokens: result.billedTokens, costUsd: result.costUsd };
+}

@@ -1,0 +1,49 @@
+import type { TraceEvent } from '../trace/events.js';
+import type { TraceSink } from '../trace/sink.js';
+import type { RunEventStore } from './run-stores.js';
+
+/** Events after which the buffer is written: the first one (a follower sees the run start), each step's end, the run's end. */
+const flushOn = new Set<TraceEvent['type']>(['run-start', 'step-end', 'run-end']);
+
+/**
+ * A trace sink that writes a run's events to a {@link RunEventStore} a step at a time: events are
+ * buffered and appended in one call (one round trip to Redis) at `run-start`, `step-end` and
+ * `run-end`. The loop awaits those writes, and writes a step's checkpoint after its `step-end`, so
+ * everything a checkpoint covers is in the log before the checkpoint is. `nextSeq` asks the log,
+ * so a resumed run continues after whatever a crashed worker appended.
+ */
+export class RunEventSink implements TraceSink {
+  readonly #log: RunEventStore;
+  readonly #runId: string;
+  readonly #onAppend: ((events: readonly TraceEvent[]) => void | Promise<void>) | undefined;
+  #buffer: TraceEvent[] = [];
+
+  constructor(options: {
+    log: RunEventStore;
+    runId: string;
+    /** Called with each appended batch, after the append (the executor updates the run's record). */
+    onAppend?: (events: readonly TraceEvent[]) => void | Promise<void>;
+  }) {
+    this.#log = options.log;
+    this.#runId = options.runId;
+    this.#onAppend = options.onAppend;
+  }
+
+  write(event: TraceEvent): Promise<void> | undefined {
+    this.#buffer.push(event);
+    return flushOn.has(event.type) ? this.flush() : undefined;
+  }
+
+  async flush(): Promise<void> {
+    if (this.#buffer.length === 0) return;
+    const batch = this.#buffer;
+    this.#buffer = [];
+    await this.#log.append(this.#runId, batch);
+    if (this.#onAppend) await this.#onAppend(batch);
+  }
+
+  async nextSeq(runId: string): Promise<number | undefined> {
+    await this.flush();
+    return this.#log.nextSeq(runId);
+  }
+}
