@@ -19,7 +19,8 @@ export interface RunRecordView {
 
 /** What `GET /session` answers. */
 export interface SessionView {
-  actorId: string;
+  /** `null`: no token, or one the service refused. */
+  actorId: string | null;
   readOnly: boolean;
   agents: string[] | null;
 }

@@ -454,24 +454,29 @@ export function mountRunViewer(root: HTMLElement): void {
   };
 
   const signIn = async () => {
+    let answer: SessionView | undefined;
     try {
-      session = await api.session();
+      answer = await api.session();
     } catch (error) {
+      fail(error);
+    }
+    if (!answer || answer.actorId === null) {
       session = undefined;
       signInForm.hidden = false;
       signedIn.hidden = true;
       startForm.hidden = true;
       listSection.hidden = true;
       runSection.hidden = true;
-      if (token !== undefined) fail(error);
+      if (answer && token !== undefined) errorLine.textContent = 'The service refused that token.';
       root.dataset.ready = 'signed-out';
       return;
     }
+    session = answer;
     errorLine.textContent = '';
     signInForm.hidden = true;
     signedIn.hidden = false;
     signOut.hidden = token === undefined;
-    who.textContent = session.actorId;
+    who.textContent = answer.actorId;
     startForm.hidden = session.readOnly;
     listSection.hidden = false;
     agentSelect.replaceChildren(

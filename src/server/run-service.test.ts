@@ -197,7 +197,6 @@ describe('authentication', () => {
     const { stores, call } = service();
     stores.records.set('run_a', record('run_a', 'ana'));
     const routes = [
-      { method: 'GET', path: '/session' },
       { method: 'GET', path: '/runs' },
       { method: 'POST', path: '/runs', body: { agent: 'support', input: 'hi' } },
       ...runRoutes('run_a'),
@@ -226,10 +225,25 @@ describe('authentication', () => {
     expect(stores.calls).toEqual({ enqueue: [], cancel: [], verdicts: [] });
   });
 
+  it('GET /session says who the token is, null without a valid one (so the page asks without a 401)', async () => {
+    const { call } = service();
+    for (const token of [undefined, 'Bearer nope-nope-nope', 'Basic x'])
+      expect(await (await call('/session', token ? { token } : {})).json()).toMatchObject({ actorId: null });
+    expect(await (await call('/session', { token: ben })).json()).toMatchObject({ actorId: 'ben' });
+  });
+
+  it('an anonymous actor serves requests without a token, never one with a bad token', async () => {
+    const { stores, call } = service({ anonymousActor: { id: 'viewer' }, readOnly: true });
+    stores.records.set('run_v', record('run_v', 'viewer'));
+    expect((await call('/runs/run_v')).status).toBe(200);
+    expect((await call('/runs/run_v', { token: 'Bearer nope-nope-nope' })).status).toBe(401);
+    expect((await call('/runs/run_v', { token: ana })).status).toBe(403);
+  });
+
   it('the scheme is case-insensitive; the token is not', async () => {
     const { call } = service();
-    expect((await call('/session', { token: 'bearer token-ana-0001' })).status).toBe(200);
-    expect((await call('/session', { token: 'Bearer TOKEN-ANA-0001' })).status).toBe(401);
+    expect((await call('/runs', { token: 'bearer token-ana-0001' })).status).toBe(200);
+    expect((await call('/runs', { token: 'Bearer TOKEN-ANA-0001' })).status).toBe(401);
     expect(await (await call('/session', { token: ana })).json()).toEqual({
       actorId: 'ana',
       readOnly: false,

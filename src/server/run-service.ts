@@ -43,14 +43,19 @@ export interface RunServiceOptions {
   viewer?: ViewerAssets;
   /** Refuse every write (`read_only`): `reins trace view` serves a recorded file this way. @default false */
   readOnly?: boolean;
+  /**
+   * The actor of a request that sends no token at all (a bad token is still 401). Only for a
+   * read-only service on loopback, such as `reins trace view`. @default none: no token is 401
+   */
+  anonymousActor?: Actor;
 }
 
 type Variables = { actor: Actor };
 type RunContext = Context<{ Variables: Variables }>;
 
-/** What `GET /session` answers: who the token is, and what the viewer may offer. */
+/** What `GET /session` answers: who the token is (`null`: no token, or one not valid), and what the viewer may offer. */
 export interface RunServiceSession {
-  actorId: string;
+  actorId: string | null;
   readOnly: boolean;
   agents: string[] | null;
 }
@@ -99,17 +104,23 @@ export function createRunService(options: RunServiceOptions): Hono<{ Variables: 
     onError: (c) => errorResponse(c, 'body_too_large', `request bodies are limited to ${maxBodyBytes} bytes`),
   });
 
+  /** The request's actor; `missing` (no Authorization header) or `invalid` otherwise. */
+  const actorOf = async (c: RunContext): Promise<Actor | 'missing' | 'invalid'> => {
+    const header = c.req.header('Authorization');
+    if (header === undefined) return options.anonymousActor ?? 'missing';
+    const token = bearerToken(header);
+    if (token === undefined) return 'invalid';
+    return (await authenticate(token)) ?? 'invalid';
+  };
   const requireActor = async (c: RunContext, next: () => Promise<void>) => {
     c.header('Cache-Control', 'no-store');
     c.header('X-Content-Type-Options', 'nosniff');
-    const token = bearerToken(c.req.header('Authorization'));
-    if (token === undefined) return errorResponse(c, 'unauthorized', 'send Authorization: Bearer <token>');
-    const actor = await authenticate(token);
-    if (!actor) return errorResponse(c, 'unauthorized', 'the token is not valid');
+    const actor = await actorOf(c);
+    if (actor === 'missing') return errorResponse(c, 'unauthorized', 'send Authorization: Bearer <token>');
+    if (actor === 'invalid') return errorResponse(c, 'unauthorized', 'the token is not valid');
     c.set('actor', actor);
     await next();
   };
-  app.use('/session', requireActor);
   app.use('/runs', requireActor);
   app.use('/runs/*', requireActor);
 
@@ -147,9 +158,13 @@ export function createRunService(options: RunServiceOptions): Hono<{ Variables: 
       'this service is read-only (a recorded trace): nothing can be started or changed',
     );
 
-  app.get('/session', (c) => {
+  // Answers without a valid token too (actorId null), so the page can ask who it is without a 401
+  // in the browser's console.
+  app.get('/session', async (c) => {
+    c.header('Cache-Control', 'no-store');
+    const actor = await actorOf(c);
     const session: RunServiceSession = {
-      actorId: c.get('actor').id,
+      actorId: typeof actor === 'string' ? null : actor.id,
       readOnly,
       agents: options.agents ? [...options.agents] : null,
     };
