@@ -513,6 +513,7 @@ export function mountRunViewer(root: HTMLElement): void {
     if (!agent || !input) return;
     void api.start(agent, input).then(({ runId }) => {
       errorLine.textContent = '';
+      runInput.value = '';
       location.hash = `#run/${encodeURIComponent(runId)}`;
     }, fail);
   });
