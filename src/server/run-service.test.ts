@@ -7,7 +7,9 @@ import type { ApprovalVerdict } from '../loop/approval.js';
 import type { RunEventLog, RunQueue, RunRecord, RunRegistry, RunRequest } from '../queue/run-queue.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import type { TraceEvent } from '../trace/events.js';
-import { staticTokens } from './authenticate.js';
+import { parseTokenTable, staticTokens } from './authenticate.js';
+import { listenOnLoopback } from './listen.js';
+import { recordedRuns } from './recorded-runs.js';
 import { createRunService, type RunServiceOptions } from './run-service.js';
 import { viewerDirectory } from './viewer-directory.js';
 
@@ -673,5 +675,95 @@ describe('the viewer page', () => {
       expect(response.status, path).toBe(404);
       expect(await response.text()).not.toContain('the secret');
     }
+  });
+});
+
+describe('over a real socket', () => {
+  it('a client that drops its connection releases the follow and the heartbeat', async () => {
+    const { app, stores, clock } = service();
+    stores.records.set('run_a', record('run_a', 'ana', 'running'));
+    const listener = await listenOnLoopback(app);
+    try {
+      for (let index = 0; index < 5; index += 1) {
+        const controller = new AbortController();
+        const response = await fetch(`${listener.url}runs/run_a/events`, {
+          headers: { Authorization: ana },
+          signal: controller.signal,
+        });
+        const reader = response.body!.getReader();
+        await reader.read();
+        expect(stores.openFollows).toBe(1);
+        controller.abort();
+        await vi.waitFor(() => expect(stores.openFollows + clock.pendingTimers).toBe(0));
+      }
+      expect(stores.wakers).toBe(0);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('listens on loopback only', async () => {
+    const { app } = service();
+    for (const hostname of ['0.0.0.0', '::', '192.168.1.10', 'example.com'])
+      await expect(listenOnLoopback(app, { hostname })).rejects.toThrow(/not a loopback address/);
+  });
+});
+
+describe('token tables', () => {
+  it('reads JSON and "token actor" lines, and refuses what it cannot read', () => {
+    expect(
+      parseTokenTable(
+        '{ "token-ana-0001": "ana", "token-ben-0002": { "id": "ben", "scopes": ["refunds"] } }',
+      ),
+    ).toEqual({
+      'token-ana-0001': 'ana',
+      'token-ben-0002': { id: 'ben', scopes: ['refunds'] },
+    });
+    expect(parseTokenTable('# dev tokens\ntoken-ana-0001 ana\n\ntoken-ben-0002   ben # second\n')).toEqual({
+      'token-ana-0001': 'ana',
+      'token-ben-0002': 'ben',
+    });
+    expect(() => parseTokenTable('token-ana-0001')).toThrow(/line 1/);
+    expect(() => parseTokenTable('token-ana-0001 ana extra')).toThrow(/line 1/);
+    expect(() => parseTokenTable('{ "token-ana-0001": 3 }')).toThrow(/neither/);
+  });
+});
+
+describe('recorded runs (reins trace view)', () => {
+  it('one record per run, owned by the viewer; the log replays and ends; the queue refuses writes', async () => {
+    const end = (runId: string, seq: number, kind: 'answered' | 'awaiting_approval'): TraceEvent => ({
+      v: 1,
+      runId,
+      seq,
+      at: 1_767_225_600_000 + seq,
+      type: 'run-end',
+      outcome: kind === 'answered' ? { kind, text: 'done' } : { kind, requests: [] },
+      steps: 1,
+      contextTokens: 10,
+      billedTokens: 123,
+      costUsd: 0.5,
+      usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    });
+    const trace = [
+      stepStart('r1', 0, 1),
+      end('r1', 1, 'answered'),
+      stepStart('r2', 0, 1),
+      end('r2', 1, 'awaiting_approval'),
+    ];
+    const { runs, events, queue } = recordedRuns(trace, 'viewer');
+    expect(await runs.get('r1')).toMatchObject({
+      actorId: 'viewer',
+      status: 'ended',
+      billedTokens: 123,
+      costUsd: 0.5,
+    });
+    expect(await runs.get('r2')).toMatchObject({ status: 'awaiting_approval', pendingApprovals: [] });
+    expect(await runs.list({ actorId: 'someone-else' })).toEqual([]);
+    const seen: number[] = [];
+    for await (const event of events.follow('r1', 0, new AbortController().signal)) seen.push(event.seq);
+    expect(seen).toEqual([1]);
+    await expect(queue.enqueue({ agent: 'x', input: 'y', actor: { id: 'viewer' } })).rejects.toThrow(
+      /read-only/,
+    );
   });
 });
