@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   applyCheckpointDeltas,
-  type CheckpointCommit,
   type CheckpointDelta,
   type CheckpointStore,
   diffRunStates,
@@ -18,114 +19,73 @@ import {
 import { isConfigurationError, isReinsError } from '../src/errors/reins-error.js';
 import { resumeAgent } from '../src/loop/run-agent.js';
 import type { RunState } from '../src/loop/run-state.js';
-import type { Message } from '../src/model/content.js';
+import { PostgresCheckpointStore } from '../src/postgres/index.js';
+import { RedisCheckpointStore } from '../src/redis/index.js';
 import { SqliteCheckpointStore } from '../src/sqlite/sqlite-checkpoint-store.js';
 import { fakeClock } from '../src/testing/fake-clock.js';
 import { scriptedModel } from '../src/testing/scripted-model.js';
 import { defineTool } from '../src/tools/define-tool.js';
+import {
+  deltaCommit,
+  fixtureState,
+  json,
+  snapshotCommit,
+  stepOf,
+  text,
+} from './support/checkpoint-fixtures.js';
+import { connectTestPostgres } from './support/postgres.js';
+import { connectTestRedis, uniquePrefix } from './support/redis.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'reins-checkpoint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 const freshPath = () => join(dir, `store-${files++}.db`);
 
-type Store = CheckpointStore & { save(state: RunState): void; close?(): void };
-const stores: [string, () => Store][] = [
-  ['memory', () => new MemoryCheckpointStore()],
-  ['sqlite', () => new SqliteCheckpointStore({ database: freshPath() })],
+let redis: Redis | undefined;
+let pool: pg.Pool | undefined;
+const schema = `reins_conformance_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+beforeAll(async () => {
+  redis = await connectTestRedis();
+  pool = await connectTestPostgres();
+});
+afterAll(async () => {
+  await pool?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await pool?.end();
+  redis?.disconnect();
+});
+
+type Store = CheckpointStore & { save(state: RunState): void | Promise<void>; close?(): void };
+let tables = 0;
+/** Each store's factory; undefined when its server is skipped (REINS_SKIP_POSTGRES / REINS_SKIP_REDIS). */
+const stores: [string, () => Promise<Store | undefined>][] = [
+  ['memory', async () => new MemoryCheckpointStore()],
+  ['sqlite', async () => new SqliteCheckpointStore({ database: freshPath() })],
+  [
+    'postgres',
+    async () => (pool ? new PostgresCheckpointStore({ pool, schema, table: `runs_${tables++}` }) : undefined),
+  ],
+  [
+    'redis',
+    async () =>
+      redis
+        ? new RedisCheckpointStore({ redis, keyPrefix: uniquePrefix('checkpoint-conformance') })
+        : undefined,
+  ],
 ];
-
-/** A run state at its start, with every optional field present (as the loop writes it). */
-function fixtureState(runId: string, overrides: Partial<RunState> = {}): RunState {
-  return {
-    version: 1,
-    runId,
-    status: 'running',
-    step: 0,
-    system: 'You are careful.',
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }],
-    completedMessages: 1,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
-    billedTokens: 0,
-    costUsd: 0,
-    contextTokens: 0,
-    toolErrors: 0,
-    repeatCounts: [],
-    drift: null,
-    elapsedMs: 0,
-    startedAt: 1_000,
-    updatedAt: 1_000,
-    outcome: null,
-    pending: null,
-    taint: null,
-    terminalFailures: [],
-    toolStats: {},
-    handoffs: [],
-    revision: 0,
-    trace: { segment: 0, nextSeq: 0 },
-    ...overrides,
-  };
-}
-
-const text = (role: 'user' | 'assistant', value: string): Message =>
-  role === 'user'
-    ? { role, content: [{ type: 'text', text: value }] }
-    : { role, content: [{ type: 'text', text: value }] };
-
-/** One completed step: a model turn and a tool result, usage and counters moved on. */
-function stepOf(state: RunState, label: string): RunState {
-  return {
-    ...state,
-    revision: (state.revision ?? 0) + 1,
-    step: state.step + 1,
-    messages: [...state.messages, text('assistant', `${label} asks`), text('user', `${label} result`)],
-    completedMessages: state.messages.length + 2,
-    usage: {
-      ...state.usage,
-      inputTokens: state.usage.inputTokens + 100,
-      outputTokens: state.usage.outputTokens + 10,
-    },
-    billedTokens: state.billedTokens + 110,
-    costUsd: state.costUsd + 0.001,
-    updatedAt: state.updatedAt + 1,
-    trace: { segment: 0, nextSeq: (state.trace?.nextSeq ?? 0) + 3 },
-  };
-}
-
-/** A snapshot commit of `state` on top of `expectedRevision`. */
-function snapshotCommit(state: RunState, expectedRevision = state.revision ?? 0): CheckpointCommit {
-  const revision = expectedRevision + 1;
-  return {
-    runId: state.runId,
-    expectedRevision,
-    revision,
-    status: state.status,
-    step: state.step,
-    updatedAt: state.updatedAt,
-    snapshot: { ...state, revision },
-  };
-}
-
-/** The delta commit from `previous` to `next` (whose revision is `previous.revision + 1`). */
-function deltaCommit(previous: RunState, next: RunState): CheckpointCommit {
-  const delta = diffRunStates(previous, next);
-  return {
-    runId: next.runId,
-    expectedRevision: previous.revision ?? 0,
-    revision: delta.revision,
-    status: next.status,
-    step: next.step,
-    updatedAt: next.updatedAt,
-    delta,
-  };
-}
-
-const json = (value: unknown): unknown =>
-  value === undefined ? undefined : JSON.parse(JSON.stringify(value));
 
 function reasonOf(run: () => unknown): string | undefined {
   try {
     run();
+  } catch (error) {
+    return isReinsError(error) ? error.reason : `not a ReinsError: ${String(error)}`;
+  }
+  return undefined;
+}
+
+/** What a store's call rejected (or threw) with: the ReinsError's reason. */
+async function rejectionOf(run: () => unknown): Promise<string | undefined> {
+  try {
+    await run();
   } catch (error) {
     return isReinsError(error) ? error.reason : `not a ReinsError: ${String(error)}`;
   }
@@ -180,9 +140,16 @@ describe('diffRunStates', () => {
   });
 });
 
-describe.each(stores)('CheckpointStore conformance: %s', (_name, open) => {
-  it('loads a snapshot plus the deltas after it as the latest state, and nothing for an unknown run', async () => {
-    const store = open();
+describe.each(stores)('CheckpointStore conformance: %s', (_name, make) => {
+  const open = async (skip: () => void): Promise<Store> => {
+    const store = await make();
+    if (!store) skip();
+    return store as Store;
+  };
+  it('loads a snapshot plus the deltas after it as the latest state, and nothing for an unknown run', async ({
+    skip,
+  }) => {
+    const store = await open(skip);
     let state = fixtureState('r1');
     expect(await store.commit(snapshotCommit(state))).toEqual({ ok: true });
     state = { ...state, revision: 1 };
@@ -199,8 +166,8 @@ describe.each(stores)('CheckpointStore conformance: %s', (_name, open) => {
     store.close?.();
   });
 
-  it('refuses a stale expectedRevision with the current revision, and changes nothing', async () => {
-    const store = open();
+  it('refuses a stale expectedRevision with the current revision, and changes nothing', async ({ skip }) => {
+    const store = await open(skip);
     const first = fixtureState('r2');
     await store.commit(snapshotCommit(first));
     const one = { ...first, revision: 1 };
@@ -221,8 +188,8 @@ describe.each(stores)('CheckpointStore conformance: %s', (_name, open) => {
     store.close?.();
   });
 
-  it('lets exactly one of two workers that loaded the same revision commit', async () => {
-    const store = open();
+  it('lets exactly one of two workers that loaded the same revision commit', async ({ skip }) => {
+    const store = await open(skip);
     await store.commit(snapshotCommit(fixtureState('r3')));
     for (let round = 0; round < 10; round++) {
       const seenByA = (await store.load('r3'))!;
@@ -241,8 +208,10 @@ describe.each(stores)('CheckpointStore conformance: %s', (_name, open) => {
     store.close?.();
   });
 
-  it('takes a new run at expectedRevision 0 and refuses expectedRevision 0 once the run exists', async () => {
-    const store = open();
+  it('takes a new run at expectedRevision 0 and refuses expectedRevision 0 once the run exists', async ({
+    skip,
+  }) => {
+    const store = await open(skip);
     const state = fixtureState('r4');
     expect(await store.commit(snapshotCommit(state, 0))).toEqual({ ok: true });
     expect(await store.commit(snapshotCommit(state, 0))).toEqual({ ok: false, currentRevision: 1 });
@@ -256,13 +225,15 @@ describe.each(stores)('CheckpointStore conformance: %s', (_name, open) => {
     expect(json(await store.load('r4'))).toEqual(json(one));
     // A delta for a run the store has never seen has nothing to apply to.
     const orphan = fixtureState('r4-orphan');
-    expect(reasonOf(() => store.commit(deltaCommit(orphan, stepOf(orphan, 'y'))))).toBe('corrupt_state');
+    expect(await rejectionOf(() => store.commit(deltaCommit(orphan, stepOf(orphan, 'y'))))).toBe(
+      'corrupt_state',
+    );
     expect(await store.load('r4-orphan')).toBeUndefined();
     store.close?.();
   });
 
-  it('resets the base at a snapshot in the middle of a run', async () => {
-    const store = open();
+  it('resets the base at a snapshot in the middle of a run', async ({ skip }) => {
+    const store = await open(skip);
     let state = fixtureState('r5');
     await store.commit(snapshotCommit(state));
     state = { ...state, revision: 1 };
@@ -283,22 +254,24 @@ describe.each(stores)('CheckpointStore conformance: %s', (_name, open) => {
     store.close?.();
   });
 
-  it('takes a whole-state save (the older contract) and commits on top of it', async () => {
-    const store = open();
+  it('takes a whole-state save (the older contract) and commits on top of it', async ({ skip }) => {
+    const store = await open(skip);
     const state = fixtureState('r6');
-    store.save(state);
+    await store.save(state);
     const saved = (await store.load('r6'))!;
     expect(json(saved)).toEqual(json({ ...state, revision: 1 }));
     const next = stepOf(saved, 'a');
     expect(await store.commit(deltaCommit(saved, next))).toEqual({ ok: true });
-    store.save({ ...next, step: 99 });
+    await store.save({ ...next, step: 99 });
     expect((await store.load('r6'))?.revision).toBe(3);
     expect((await store.load('r6'))?.step).toBe(99);
     store.close?.();
   });
 
-  it('loads the last committed state after any sequence of changes, deltas and snapshots', async () => {
-    const store = open();
+  it('loads the last committed state after any sequence of changes, deltas and snapshots', async ({
+    skip,
+  }) => {
+    const store = await open(skip);
     let runs = 0;
     const label = fc.string({ unit: 'binary', maxLength: 12 });
     const change = fc.oneof(

@@ -1,2 +1,3 @@
 export * from './checkpoint-delta.js';
+export * from './checkpoint-log.js';
 export * from './checkpoint-store.js';

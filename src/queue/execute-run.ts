@@ -28,8 +28,13 @@ export interface RunExecutorOptions {
 export interface RunSignals {
   /** A person cancelled the run: it ends `cancelled`, for good. */
   cancel?: AbortSignal;
-  /** The worker is shutting down: the run stops at a checkpoint and is left to resume elsewhere. */
+  /**
+   * The worker is shutting down: the run stops before its next step (the step in flight finishes
+   * and is checkpointed) and is left to resume elsewhere.
+   */
   drain?: AbortSignal;
+  /** Shutting down now: the run stops at once (the step in flight runs again on resume). */
+  drainNow?: AbortSignal;
 }
 
 /** How one execution of a job went. */
@@ -101,9 +106,25 @@ export async function executeRun(
     { status: 'running', attempts: attempt, updatedAt: clock.now() },
     ['queued', 'running', 'awaiting_approval'],
   );
-  if (!started) return { kind: 'skipped', reason: 'already_ended' };
-  const runOptions = await definition.build({ runId, request, attempt });
-  const { signal, dispose, drained } = runSignal(signals);
+  if (!started) {
+    // A cancel landed between the read above and this write.
+    if ((await registry.get(runId))?.status === 'cancelling')
+      return ended(options, runId, { kind: 'cancelled', reason: 'cancelled before it ran again' }, undefined);
+    return { kind: 'skipped', reason: 'already_ended' };
+  }
+  const built = await definition.build({ runId, request, attempt });
+  const { signal, dispose, drained, atStep } = runSignal(signals);
+  const prepareStep = built.prepareStep;
+  const runOptions: typeof built = signals.drain
+    ? {
+        ...built,
+        // Between steps: the last step is checkpointed, the next has not started.
+        prepareStep: (context) => {
+          atStep();
+          return prepareStep?.(context);
+        },
+      }
+    : built;
   const sink = new RunEventSink({
     log: options.events,
     runId,
@@ -130,6 +151,13 @@ export async function executeRun(
   }
   const { outcome } = result;
   if (outcome.kind === 'stale_state') return { kind: 'skipped', reason: 'held_elsewhere' };
+  if (
+    outcome.kind === 'hard_error' &&
+    (outcome.source === 'trace' || outcome.source === 'checkpoint') &&
+    (await heldElsewhere(options.checkpoint, runId, result.state.revision))
+  )
+    // A worker that lost its run (its lock lapsed and another claimed it) stops without a word.
+    return { kind: 'skipped', reason: 'held_elsewhere' };
   if (outcome.kind === 'awaiting_approval') return parked(options, runId, outcome.requests, clock, result);
   if (outcome.kind === 'cancelled' && drained() && !signals.cancel?.aborted) {
     await registry.update(runId, { status: 'queued', updatedAt: clock.now() }, ['running']);
@@ -138,36 +166,57 @@ export async function executeRun(
   return ended(options, runId, outcome, result);
 }
 
-/** One signal for the run from the cancel and drain signals; `drained()` says whether the drain fired. */
+/**
+ * One signal for the run: a cancel aborts it at once, `drainNow` too, and `drain` at the next step
+ * boundary (`atStep`, called before each model call). `drained()` says whether a drain stopped it.
+ */
 function runSignal(signals: RunSignals): {
   signal: AbortSignal;
   dispose: () => void;
   drained: () => boolean;
+  atStep: () => void;
 } {
   const controller = new AbortController();
   const cleanups: (() => void)[] = [];
   let drained = false;
-  const link = (parent: AbortSignal | undefined, reason: string, isDrain: boolean) => {
+  const link = (parent: AbortSignal | undefined, onAbort: () => void) => {
     if (!parent) return;
-    const onAbort = () => {
-      if (isDrain) drained = true;
-      controller.abort(reason);
-    };
     if (parent.aborted) onAbort();
     else {
       parent.addEventListener('abort', onAbort, { once: true });
       cleanups.push(() => parent.removeEventListener('abort', onAbort));
     }
   };
-  link(signals.cancel, 'cancelled', false);
-  link(signals.drain, 'worker shutting down', true);
+  const drainNow = () => {
+    drained = true;
+    controller.abort('worker shutting down');
+  };
+  link(signals.cancel, () => controller.abort('cancelled'));
+  link(signals.drainNow, drainNow);
   return {
     signal: controller.signal,
     dispose: () => {
       for (const cleanup of cleanups) cleanup();
     },
     drained: () => drained,
+    atStep: () => {
+      if (signals.drain?.aborted && !controller.signal.aborted) drainNow();
+    },
   };
+}
+
+/** True when the store's checkpoint has moved past the revision this execution ended at. */
+async function heldElsewhere(
+  checkpoint: AnyCheckpointStore,
+  runId: string,
+  revision: number | undefined,
+): Promise<boolean> {
+  try {
+    const latest = await checkpoint.load(runId);
+    return latest?.revision !== undefined && revision !== undefined && latest.revision > revision;
+  } catch {
+    return false;
+  }
 }
 
 /** Keeps the record's step count and bill current as each step's events land. */

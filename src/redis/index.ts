@@ -1,4 +1,8 @@
-/** `reins/redis`: fleet-shared retry budget, circuit breaker, dead letters and spend ceiling (ioredis). */
+/**
+ * `reins/redis`: fleet-shared run checkpoints, retry budget, circuit breaker, dead letters and spend
+ * ceiling (ioredis).
+ */
+export * from './redis-checkpoint-store.js';
 export * from './redis-circuit-breaker.js';
 export * from './redis-dead-letter-store.js';
 export * from './redis-idempotency-store.js';

@@ -2,6 +2,7 @@ import { type Stats, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { applyCheckpointDeltas, type CheckpointDelta } from '../checkpoint/checkpoint-delta.js';
+import { parseCheckpointDelta } from '../checkpoint/checkpoint-log.js';
 import type { CheckpointCommit, CheckpointStore, CommitResult } from '../checkpoint/checkpoint-store.js';
 import { isReinsError, ReinsError } from '../errors/reins-error.js';
 import { parseRunState, type RunState } from '../loop/run-state.js';
@@ -216,7 +217,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     let deltas: CheckpointDelta[] = [];
     if (snapshot) {
       base = { ...parseRunState(snapshot.body), revision: snapshot.revision };
-      deltas = this.#deltasAfter.all(runId, snapshot.revision).map((row) => parseDelta(row, runId));
+      deltas = this.#deltasAfter.all(runId, snapshot.revision).map((row) => parseCheckpointDelta(row, runId));
     } else if (head.state) {
       base = { ...parseRunState(head.state), revision: head.revision };
     } else {
@@ -247,26 +248,4 @@ function fileIdentity(db: BetterSqlite3.Database): { path: string; dev: number; 
   const path = resolve(db.name);
   const stats = statSync(path, { throwIfNoEntry: false });
   return stats ? { path, dev: stats.dev, ino: stats.ino } : undefined;
-}
-
-function parseDelta(row: LogRow, runId: string): CheckpointDelta {
-  let value: unknown;
-  try {
-    value = JSON.parse(row.body);
-  } catch (cause) {
-    throw new ReinsError('corrupt_state', `checkpoint delta ${row.revision} for ${runId} is not valid JSON`, {
-      cause,
-    });
-  }
-  const delta = value as Partial<CheckpointDelta> | null;
-  // Lists and maps a delta did not change are left out of it (deltas written before that have them all).
-  if (
-    typeof delta !== 'object' ||
-    delta === null ||
-    delta.revision !== row.revision ||
-    (delta.messages !== undefined && !Array.isArray(delta.messages?.items)) ||
-    (delta.repeatCounts !== undefined && !Array.isArray(delta.repeatCounts))
-  )
-    throw new ReinsError('corrupt_state', `checkpoint delta ${row.revision} for ${runId} is malformed`);
-  return delta as CheckpointDelta;
 }

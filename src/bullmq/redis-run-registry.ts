@@ -1,0 +1,148 @@
+import type { Redis } from 'ioredis';
+import type { RunRecord, RunRecordStatus, RunRequest } from '../queue/run-queue.js';
+import type { RunRecordPatch, RunRecordStore } from '../queue/run-stores.js';
+
+// A run is a hash: one field per record field, each JSON, plus `request` (the queued request, so a
+// resume job can be built from the record alone). `status` is plain text so Lua can compare it.
+// KEYS: hash, actor index. ARGV: runId, createdAt, then field/value pairs.
+const createScript = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
+return 1
+`;
+
+// KEYS: hash. ARGV: number of allowed statuses n, the n statuses, number of fields to delete m,
+// the m fields, then field/value pairs to set. Returns the hash after the change, or false.
+const updateScript = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local n = tonumber(ARGV[1])
+if n > 0 then
+  local status = redis.call('HGET', KEYS[1], 'status')
+  local allowed = false
+  for i = 2, n + 1 do if ARGV[i] == status then allowed = true end end
+  if not allowed then return false end
+end
+local m = tonumber(ARGV[n + 2])
+if m > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, n + 3, n + 2 + m)) end
+if #ARGV > n + 2 + m then redis.call('HSET', KEYS[1], unpack(ARGV, n + 3 + m)) end
+return redis.call('HGETALL', KEYS[1])
+`;
+
+/** Options for {@link RedisRunRegistry}. */
+export interface RedisRunRegistryOptions {
+  redis: Redis;
+  /** Prefix of every key. @default 'reins' */
+  prefix?: string;
+}
+
+/**
+ * Run records in Redis, shared by every worker and the service: a hash per run (`<prefix>:run:<id>`)
+ * and a sorted set per actor (`<prefix>:actor-runs:<actorId>`, by creation time) for listings.
+ * `update` with `from` is a compare-and-set on the status, in one Lua script.
+ */
+export class RedisRunRegistry implements RunRecordStore {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(options: RedisRunRegistryOptions) {
+    this.#redis = options.redis;
+    this.#prefix = options.prefix ?? 'reins';
+  }
+
+  #key(runId: string): string {
+    return `${this.#prefix}:run:${runId}`;
+  }
+
+  async create(record: RunRecord, request?: RunRequest): Promise<boolean> {
+    const pairs = toPairs(record);
+    if (request) pairs.push('request', JSON.stringify(request));
+    const created = await this.#redis.eval(
+      createScript,
+      2,
+      this.#key(record.runId),
+      `${this.#prefix}:actor-runs:${record.actorId}`,
+      record.runId,
+      record.createdAt,
+      ...pairs,
+    );
+    return created === 1;
+  }
+
+  /** The request a run was queued with, for building its resume job. */
+  async request(runId: string): Promise<RunRequest | undefined> {
+    const text = await this.#redis.hget(this.#key(runId), 'request');
+    return text === null ? undefined : (JSON.parse(text) as RunRequest);
+  }
+
+  async update(
+    runId: string,
+    patch: RunRecordPatch,
+    from?: readonly RunRecordStatus[],
+  ): Promise<RunRecord | undefined> {
+    const removed: string[] = [];
+    const set: string[] = [];
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === undefined) removed.push(field);
+      else set.push(field, field === 'status' ? String(value) : JSON.stringify(value));
+    }
+    const reply = (await this.#redis.eval(
+      updateScript,
+      1,
+      this.#key(runId),
+      from?.length ?? 0,
+      ...(from ?? []),
+      removed.length,
+      ...removed,
+      ...set,
+    )) as string[] | null;
+    return reply ? fromPairs(reply) : undefined;
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const hash = await this.#redis.hgetall(this.#key(runId));
+    return Object.keys(hash).length === 0 ? undefined : fromHash(hash);
+  }
+
+  async list(filter: { actorId: string; limit?: number }): Promise<RunRecord[]> {
+    const ids = await this.#redis.zrevrange(
+      `${this.#prefix}:actor-runs:${filter.actorId}`,
+      0,
+      (filter.limit ?? 50) - 1,
+    );
+    if (ids.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.#key(id));
+    const replies = (await pipeline.exec()) ?? [];
+    const records: RunRecord[] = [];
+    for (const [error, hash] of replies) {
+      if (error || !hash || Object.keys(hash as object).length === 0) continue;
+      records.push(fromHash(hash as Record<string, string>));
+    }
+    return records;
+  }
+}
+
+function toPairs(record: RunRecord): string[] {
+  const pairs: string[] = [];
+  for (const [field, value] of Object.entries(record)) {
+    if (value === undefined) continue;
+    pairs.push(field, field === 'status' ? String(value) : JSON.stringify(value));
+  }
+  return pairs;
+}
+
+function fromPairs(reply: readonly string[]): RunRecord {
+  const hash: Record<string, string> = {};
+  for (let i = 0; i + 1 < reply.length; i += 2) hash[reply[i] as string] = reply[i + 1] as string;
+  return fromHash(hash);
+}
+
+function fromHash(hash: Record<string, string>): RunRecord {
+  const record: Record<string, unknown> = {};
+  for (const [field, text] of Object.entries(hash)) {
+    if (field === 'request') continue;
+    record[field] = field === 'status' ? text : JSON.parse(text);
+  }
+  return record as unknown as RunRecord;
+}
