@@ -73,7 +73,10 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
 
   it('every entry point but reins/plot, reins/tokenizers, reins/otel, reins/bullmq and reins/server loads with zod alone', () => {
     const specifiers = Object.keys(manifest.exports)
-      .filter((key) => !['./package.json', './plot', './tokenizers', './otel', './bullmq', './server'].includes(key))
+      .filter(
+        (key) =>
+          !['./package.json', './plot', './tokenizers', './otel', './bullmq', './server'].includes(key),
+      )
       .map((key) => key.replace(/^\./, 'reins'));
     expect(specifiers.length).toBeGreaterThan(10);
     const result = run(
