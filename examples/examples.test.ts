@@ -24,6 +24,18 @@ describe('examples run offline', () => {
     expect(seqs).toEqual(seqs.map((_, index) => index));
   });
 
+  it.skipIf(process.env['REINS_SKIP_REDIS'] === '1')(
+    'queued-support-agent --bullmq: the same run through BullMQ, Redis records and the Redis trace log',
+    async () => {
+      const redisUrl = process.env['REINS_TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+      const { seqs, paused, final, refunds } = await queuedSupport(() => {}, redisUrl);
+      expect(paused).toEqual({ tool: 'refund', input: { orderId: 'o-1001', amount: 84.5 } });
+      expect(final).toMatchObject({ status: 'ended', outcome: { kind: 'answered' } });
+      expect(refunds).toEqual([{ orderId: 'o-1001', amount: 84.5 }]);
+      expect(seqs).toEqual(seqs.map((_, index) => index));
+    },
+  );
+
   it('budget-a-retry-policy: restarts cost more than resuming, and Monte Carlo agrees with the exact mean', () => {
     const { inPlace, restart, check, timeout } = budget();
     expect(restart.multiplier).toBeGreaterThan(inPlace.multiplier);

@@ -9,8 +9,10 @@
  * same agent with the run viewer at `/`.
  *
  * Run it: npx tsx examples/queued-support-agent.ts
+ * On BullMQ (a Redis on loopback, a worker in this process): npx tsx examples/queued-support-agent.ts --bullmq
  */
 import { defineTool, MemoryCheckpointStore, type Model, type ModelResponse, type TraceEvent } from 'reins';
+import { BullmqRunQueue, createRunWorker } from 'reins/bullmq';
 import {
   type AgentDefinition,
   agentRegistry,
@@ -18,7 +20,11 @@ import {
   InProcessRunQueue,
   MemoryRunEventLog,
   MemoryRunRegistry,
+  type RunEventLog,
+  type RunQueue,
+  type RunRegistry,
 } from 'reins/queue';
+import { RedisCheckpointStore } from 'reins/redis';
 import { createRunService, listenOnLoopback, staticTokens, viewerDirectory } from 'reins/server';
 import { z } from 'zod';
 
@@ -135,22 +141,63 @@ export function supportAgent(options: { refunds?: Refund[]; stepDelayMs?: number
 /** `reins serve --agents <this file>` reads this. */
 export const agents = [supportAgent({ stepDelayMs: 400 })];
 
-/** The service with the in-process queue and in-memory stores, on loopback. */
+/** The queue, its stores and how to close them: in this process, or BullMQ with a worker here. */
+async function supportQueue(
+  agents: ReturnType<typeof agentRegistry>,
+  bullmq: string | undefined,
+): Promise<{ queue: RunQueue; runs: RunRegistry; events: RunEventLog; close: () => Promise<void> }> {
+  if (!bullmq) {
+    const registry = new MemoryRunRegistry();
+    const events = new MemoryRunEventLog();
+    const queue = new InProcessRunQueue({
+      agents,
+      checkpoint: new MemoryCheckpointStore(),
+      registry,
+      events,
+    });
+    return { queue, runs: registry, events, close: () => queue.close() };
+  }
+  // A prefix of its own, so the example shares nothing with other users of this Redis.
+  const prefix = `reins-example-${globalThis.crypto.randomUUID()}`;
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(bullmq, { maxRetriesPerRequest: null });
+  const queue = new BullmqRunQueue({ redis, prefix });
+  const worker = await createRunWorker({
+    redis,
+    prefix,
+    agents,
+    checkpoint: new RedisCheckpointStore({ redis, keyPrefix: `${prefix}:checkpoint` }),
+  });
+  return {
+    queue,
+    runs: queue.registry,
+    events: queue.events,
+    close: async () => {
+      await worker.close();
+      await queue.close();
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    },
+  };
+}
+
+/** The service on loopback: the in-process queue by default, BullMQ on `bullmq` (a Redis URL). */
 export async function startSupportService(
-  options: { tokens?: Record<string, string>; stepDelayMs?: number; port?: number; viewer?: boolean } = {},
+  options: {
+    tokens?: Record<string, string>;
+    stepDelayMs?: number;
+    port?: number;
+    viewer?: boolean;
+    bullmq?: string;
+  } = {},
 ) {
   const refunds: Refund[] = [];
-  const registry = new MemoryRunRegistry();
-  const events = new MemoryRunEventLog();
-  const queue = new InProcessRunQueue({
-    agents: agentRegistry([supportAgent({ refunds, stepDelayMs: options.stepDelayMs ?? 0 })]),
-    checkpoint: new MemoryCheckpointStore(),
-    registry,
-    events,
-  });
+  const agents = agentRegistry([supportAgent({ refunds, stepDelayMs: options.stepDelayMs ?? 0 })]);
+  const { queue, runs, events, close } = await supportQueue(agents, options.bullmq);
   const app = createRunService({
     queue,
-    runs: registry,
+    runs,
     events,
     authenticate: staticTokens(options.tokens ?? { 'token-for-cust-ana': 'cust-ana' }),
     agents: ['support'],
@@ -163,7 +210,7 @@ export async function startSupportService(
     queue,
     close: async () => {
       await listener.close();
-      await queue.close();
+      await close();
     },
   };
 }
@@ -190,8 +237,8 @@ async function* serverSentEvents(response: Response) {
   }
 }
 
-export async function main(log: (line: string) => void = () => {}) {
-  const service = await startSupportService();
+export async function main(log: (line: string) => void = () => {}, bullmq?: string) {
+  const service = await startSupportService(bullmq ? { bullmq } : {});
   const auth = { Authorization: 'Bearer token-for-cust-ana', 'Content-Type': 'application/json' };
   try {
     const started = await fetch(`${service.url}runs`, {
@@ -243,4 +290,10 @@ export async function main(log: (line: string) => void = () => {}) {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main(console.log);
+if (import.meta.url === `file://${process.argv[1]}`)
+  await main(
+    console.log,
+    process.argv.includes('--bullmq')
+      ? (process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379')
+      : undefined,
+  );
