@@ -5,8 +5,8 @@
  *
  * The model is scripted by the transcript (a resumed run builds a fresh model that must go on
  * where the run stopped), the queue is the in-process one (no Redis needed), and the service is
- * `reins/server` on loopback. `reins serve --agents examples/queued-support-agent.ts` serves the
- * same agent with the run viewer at `/`.
+ * `reins/server` on loopback. `reins serve --in-process --agents examples/queued-support-agent.ts`
+ * serves the same agent with the run viewer at `/`.
  *
  * Run it: npx tsx examples/queued-support-agent.ts
  * On BullMQ (a Redis on loopback, a worker in this process): npx tsx examples/queued-support-agent.ts --bullmq

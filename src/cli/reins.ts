@@ -336,10 +336,11 @@ program
   .description(
     'Serve queued runs over HTTP with the run viewer at / (loopback): POST /runs, GET /runs/:id/events (SSE), approvals, cancel',
   )
-  .requiredOption(
+  .option(
     '--agents <module>',
-    'a module exporting `agents`: agent definitions (.ts needs tsx installed)',
+    'a module exporting `agents` (.ts needs tsx): required with --in-process; with BullMQ, refuses unknown names',
   )
+  .option('--in-process', 'execute runs in this process (no Redis; nothing survives a restart)')
   .option('--host <host>', 'a loopback address', '127.0.0.1')
   .addOption(new Option('--port <n>', 'the port').default(8787).argParser(wholeNumber('--port', 0)))
   .option(
@@ -348,24 +349,23 @@ program
   )
   .option(
     '--redis <url>',
-    'Redis URL (env REINS_REDIS_URL)',
+    'Redis URL for the BullMQ queue (env REINS_REDIS_URL)',
     process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
   )
-  .option(
-    '--postgres <url>',
-    'PostgreSQL URL (env REINS_POSTGRES_URL)',
-    process.env['REINS_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/reins',
-  )
+  .option('--queue <name>', 'BullMQ queue name (the workers must match)', 'reins-runs')
+  .option('--prefix <prefix>', 'Redis key prefix (the workers must match)', 'reins')
   .action(async (options) => {
     const server = await loadServer('reins serve');
     if (server)
       process.exitCode = await server.serve({
         agents: options.agents,
+        inProcess: Boolean(options.inProcess),
         host: options.host,
         port: options.port,
         tokens: options.tokens,
         redis: options.redis,
-        postgres: options.postgres,
+        queue: options.queue,
+        prefix: options.prefix,
       });
   });
 

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { MemoryCheckpointStore } from '../checkpoint/index.js';
+import { importPeers } from '../errors/missing-peer.js';
 import { readJsonlTrace } from '../node/jsonl-trace-sink.js';
 import { type AgentDefinition, agentRegistry } from '../queue/agent-definition.js';
 import { InProcessRunQueue } from '../queue/in-process-run-queue.js';
 import { MemoryRunEventLog } from '../queue/memory-run-event-log.js';
 import { MemoryRunRegistry } from '../queue/memory-run-registry.js';
+import type { RunEventLog, RunQueue, RunRegistry } from '../queue/run-queue.js';
 import { type Authenticate, parseTokenTable, staticTokens } from '../server/authenticate.js';
 import { type LoopbackListener, listenOnLoopback } from '../server/listen.js';
 import { recordedRuns } from '../server/recorded-runs.js';
@@ -18,12 +20,17 @@ import { unusableTrace } from './trace.js';
 
 /** Flags of `reins serve`. */
 export interface ServeFlags {
-  agents: string;
+  /** Required with `inProcess`; with BullMQ, only to refuse unknown agent names at the door. */
+  agents: string | undefined;
+  /** Execute runs in this process (no Redis) instead of queueing them on BullMQ. */
+  inProcess: boolean;
   host: string;
   port: number;
   tokens: string | undefined;
   redis: string;
-  postgres: string;
+  /** The BullMQ queue's name and the key prefix: the workers' (`reins worker`) must match. */
+  queue: string;
+  prefix: string;
 }
 
 /** Waits for Ctrl-C (or SIGTERM), then closes what was opened. */
@@ -78,35 +85,102 @@ function tokenTable(file: string | undefined): { authenticate: Authenticate; gen
   return { authenticate: staticTokens({ [generated]: 'dev' }), generated };
 }
 
+/** Connects once with a short timeout, so a missing Redis is a message, not a hang. */
+async function redisReachable(url: string): Promise<string | undefined> {
+  const { Redis } = await import('ioredis');
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    retryStrategy: () => null,
+  });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    await probe.ping();
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/** The queue and its stores: BullMQ on Redis, or the in-process queue. */
+async function openQueue(
+  flags: ServeFlags,
+  agents: AgentDefinition[] | undefined,
+): Promise<{ queue: RunQueue; runs: RunRegistry; events: RunEventLog; note: string } | string> {
+  if (flags.inProcess) {
+    if (!agents) return '--in-process needs --agents <module>: the runs execute here';
+    const registry = new MemoryRunRegistry();
+    const events = new MemoryRunEventLog();
+    const queue = new InProcessRunQueue({
+      agents: agentRegistry(agents),
+      checkpoint: new MemoryCheckpointStore(),
+      registry,
+      events,
+    });
+    return {
+      queue,
+      runs: registry,
+      events,
+      note: 'runs execute in this process (the in-process queue); nothing survives a restart',
+    };
+  }
+  let bullmq: typeof import('../bullmq/index.js');
+  try {
+    [bullmq] = await importPeers('reins serve', [
+      { name: 'bullmq', range: '^6', load: () => import('../bullmq/index.js') },
+      { name: 'ioredis', range: '^5', load: () => import('ioredis') },
+    ]);
+  } catch (error) {
+    return `${error instanceof Error ? error.message : String(error)} (or serve with --in-process)`;
+  }
+  const unreachable = await redisReachable(flags.redis);
+  if (unreachable)
+    return `Redis is not reachable at ${flags.redis} (${unreachable}): start one, pass --redis, or serve with --in-process`;
+  const queue = new bullmq.BullmqRunQueue({
+    redis: flags.redis,
+    queueName: flags.queue,
+    prefix: flags.prefix,
+  });
+  return {
+    queue,
+    runs: queue.registry,
+    events: queue.events,
+    note:
+      `runs are BullMQ jobs on ${flags.redis} (queue "${flags.queue}", prefix "${flags.prefix}"); ` +
+      `workers execute them: reins worker --agents <module> --redis ${flags.redis} --queue ${flags.queue} --prefix ${flags.prefix}`,
+  };
+}
+
 /**
- * `reins serve`: the run service and its viewer on loopback. The queue is the in-process one in
- * this build (runs execute in this process; nothing survives a restart); the Redis and PostgreSQL
- * URLs are accepted for the BullMQ / pg-boss queues and reported as not used.
+ * `reins serve`: the run service and its viewer on loopback. Runs are BullMQ jobs on Redis (the
+ * workers are `reins worker` processes), or, with `--in-process`, execute in this process.
  */
 export async function serve(flags: ServeFlags): Promise<number> {
-  let agents: AgentDefinition[];
+  let agents: AgentDefinition[] | undefined;
   let tokens: ReturnType<typeof tokenTable>;
   try {
-    agents = await loadAgents(flags.agents);
+    agents = flags.agents ? await loadAgents(flags.agents) : undefined;
     tokens = tokenTable(flags.tokens);
   } catch (error) {
     console.error(`reins serve: ${sanitize(error instanceof Error ? error.message : String(error))}`);
     return 2;
   }
-  const registry = new MemoryRunRegistry();
-  const events = new MemoryRunEventLog();
-  const queue = new InProcessRunQueue({
-    agents: agentRegistry(agents),
-    checkpoint: new MemoryCheckpointStore(),
-    registry,
-    events,
-  });
+  const opened = await openQueue(flags, agents);
+  if (typeof opened === 'string') {
+    console.error(`reins serve: ${sanitize(opened)}`);
+    return 2;
+  }
+  const { queue, runs, events } = opened;
   const app = createRunService({
     queue,
-    runs: registry,
+    runs,
     events,
     authenticate: tokens.authenticate,
-    agents: agents.map((agent) => agent.name),
+    ...(agents ? { agents: agents.map((agent) => agent.name) } : {}),
     viewer: viewerDirectory(),
   });
   const listener: LoopbackListener | undefined = await listen(app, flags.host, flags.port, 'reins serve');
@@ -114,13 +188,9 @@ export async function serve(flags: ServeFlags): Promise<number> {
     await queue.close();
     return 2;
   }
-  console.log(
-    `reins serve: ${listener.url} (agents: ${agents.map((agent) => sanitize(agent.name)).join(', ')})`,
-  );
-  console.log(
-    `note: runs execute in this process (the in-process queue); nothing survives a restart. ` +
-      `The BullMQ queue is not wired into this build, so --redis ${sanitize(flags.redis)} and --postgres are not used.`,
-  );
+  const names = agents ? ` (agents: ${agents.map((agent) => sanitize(agent.name)).join(', ')})` : '';
+  console.log(`reins serve: ${listener.url}${names}`);
+  console.log(`note: ${sanitize(opened.note)}`);
   if (tokens.generated) console.log(`token (actor "dev"): ${tokens.generated}`);
   return untilStopped(async () => {
     await listener.close();
