@@ -48,6 +48,55 @@ async function tabTo(page: Page, id: string): Promise<void> {
   throw new Error(`Tab never reached #${id} (focus is on #${await focused(page)})`);
 }
 
+/** Controls with no accessible name, and text under 4.5:1 contrast, among what is visible. */
+function accessibilityProblems(page: Page) {
+  return page.evaluate(() => {
+    const unlabelled = [...document.querySelectorAll('input, select, button, textarea')]
+      .filter((element) => (element as HTMLElement).offsetParent !== null)
+      .filter((element) => {
+        const id = element.getAttribute('id');
+        const labelled = id !== null && document.querySelector(`label[for="${id}"]`) !== null;
+        return (
+          !labelled &&
+          !element.getAttribute('aria-label') &&
+          !(element.textContent ?? '').trim() &&
+          !element.closest('label')
+        );
+      })
+      .map((element) => element.outerHTML.slice(0, 80));
+    const luminance = (rgb: number[]) => {
+      const [r, g, b] = rgb.map((c) => {
+        const s = c / 255;
+        return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+      }) as [number, number, number];
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const parse = (color: string) => (color.match(/[\d.]+/g) ?? []).map(Number);
+    const background = (element: Element | null): number[] => {
+      for (let node = element; node; node = node.parentElement) {
+        const parts = parse(getComputedStyle(node).backgroundColor);
+        if (parts.length >= 3 && (parts[3] === undefined || parts[3] > 0.5)) return parts.slice(0, 3);
+      }
+      return [255, 255, 255];
+    };
+    const lowContrast: string[] = [];
+    for (const element of document.querySelectorAll('body *')) {
+      const own = [...element.childNodes].some(
+        (node) => node.nodeType === 3 && (node.textContent ?? '').trim(),
+      );
+      if (!own || (element as HTMLElement).offsetParent === null) continue;
+      const fg = luminance(parse(getComputedStyle(element).color).slice(0, 3));
+      const bg = luminance(background(element));
+      const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+      if (ratio < 4.5)
+        lowContrast.push(
+          `${element.tagName} ${ratio.toFixed(2)} ${(element.textContent ?? '').slice(0, 30)}`,
+        );
+    }
+    return { unlabelled, lowContrast };
+  });
+}
+
 async function signIn(page: Page, token: string): Promise<void> {
   await page.goto(service.url);
   await page.waitForSelector('#main[data-ready=signed-out]');
@@ -95,6 +144,8 @@ describe.skipIf(skip)('the run viewer in Chromium', () => {
     expect(await page.$('#timeline li[data-step="3"]')).toBeNull();
     expect(await page.textContent('#approvals pre')).toBe('{"amount":84.5,"orderId":"o-1001"}');
     expect(service.refunds).toEqual([]);
+    expect(await accessibilityProblems(page)).toEqual({ unlabelled: [], lowContrast: [] });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     const runId = decodeURIComponent(new URL(page.url()).hash.replace('#run/', ''));
     expect(runId).toMatch(/^run_/);
     await page.screenshot({ path: join(artifacts, 'paused-375.png'), fullPage: true });
