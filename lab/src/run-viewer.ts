@@ -1,4 +1,5 @@
-import { canonicalJson, type TraceEvent } from '../../src/index.js';
+import type { TraceEvent } from '../../src/index.js';
+import { approvalCards } from './approval-cards.js';
 import { formatNumber, h } from './dom.js';
 import { showOutcome, showPending } from './outcome-badge.js';
 import { RunApiError, type RunRecordView, runApi, type SessionView, type VerdictInput } from './run-api.js';
@@ -230,12 +231,11 @@ export function mountRunViewer(root: HTMLElement): void {
       approvals.replaceChildren();
       return;
     }
-    const decided = new Map<string, VerdictInput>();
-    const submit = async () => {
-      if (!current || decided.size < pending.length) return;
+    const submit = async (verdicts: VerdictInput[]) => {
+      if (!current) return;
       const runId = current.runId;
       try {
-        await api.verdicts(runId, [...decided.values()]);
+        await api.verdicts(runId, verdicts);
         errorLine.textContent = '';
         approvals.replaceChildren(
           h('p', { role: 'status', 'data-testid': 'verdict-sent' }, 'Verdict sent; the run resumes.'),
@@ -249,88 +249,9 @@ export function mountRunViewer(root: HTMLElement): void {
         await refreshRecord();
       }
     };
-    const cards = pending.map((request, index) => {
-      const status = h('p', { class: 'hint', role: 'status' });
-      const decide = (verdict: VerdictInput, text: string) => {
-        decided.set(request.approvalId, verdict);
-        status.textContent = text;
-        void submit();
-      };
-      const approve = h(
-        'button',
-        { type: 'button', id: `approve-${index}`, 'data-approval': request.approvalId },
-        'Approve',
-      );
-      const deny = h('button', { type: 'button', id: `deny-${index}` }, 'Deny…');
-      const edit = h('button', { type: 'button', id: `edit-${index}` }, 'Edit…');
-      const denyReason = h('input', { type: 'text', id: `deny-reason-${index}`, value: 'Not approved' });
-      const denyConfirm = h('button', { type: 'submit' }, 'Send denial');
-      const denyForm = h(
-        'form',
-        { class: 'row', hidden: true },
-        h('label', { for: `deny-reason-${index}` }, 'Reason'),
-        denyReason,
-        denyConfirm,
-      );
-      const editInput = h('textarea', { id: `edit-input-${index}`, rows: 4, cols: 40 });
-      editInput.value = JSON.stringify(request.input, null, 2);
-      const editForm = h(
-        'form',
-        { class: 'row', hidden: true },
-        h('label', { for: `edit-input-${index}` }, 'Input (JSON)'),
-        editInput,
-        h('button', { type: 'submit' }, 'Send edited call'),
-      );
-      approve.addEventListener('click', () =>
-        decide({ approvalId: request.approvalId, decision: 'approve' }, 'approved'),
-      );
-      deny.addEventListener('click', () => {
-        denyForm.hidden = false;
-        editForm.hidden = true;
-        denyReason.focus();
-      });
-      edit.addEventListener('click', () => {
-        editForm.hidden = false;
-        denyForm.hidden = true;
-        editInput.focus();
-      });
-      denyForm.addEventListener('submit', (event) => {
-        event.preventDefault();
-        const reason = denyReason.value.trim();
-        if (!reason) return;
-        decide({ approvalId: request.approvalId, decision: 'deny', reason }, 'denied');
-      });
-      editForm.addEventListener('submit', (event) => {
-        event.preventDefault();
-        try {
-          decide(
-            { approvalId: request.approvalId, decision: 'edit', input: JSON.parse(editInput.value) },
-            'edited',
-          );
-        } catch {
-          status.textContent = 'That is not JSON.';
-        }
-      });
-      const readOnly = session?.readOnly === true;
-      return h(
-        'div',
-        { class: 'panel approval', 'data-approval-id': request.approvalId },
-        h('h4', {}, `${request.tool} asks for approval (${request.effect})`),
-        h('pre', {}, canonicalJson(request.input)),
-        request.reason ? h('p', {}, h('strong', {}, 'Why: '), request.reason) : undefined,
-        readOnly
-          ? h('p', { class: 'hint' }, 'A recorded trace: read-only.')
-          : h(
-              'div',
-              { class: 'row', role: 'group', 'aria-label': `Verdict on ${request.tool}` },
-              approve,
-              deny,
-              edit,
-            ),
-        denyForm,
-        editForm,
-        status,
-      );
+    const cards = approvalCards(pending, {
+      readOnly: session?.readOnly === true,
+      onDecided: (verdicts) => void submit(verdicts),
     });
     approvals.replaceChildren(h('h3', {}, 'Waiting for your verdict'), ...cards);
   };
