@@ -67,7 +67,7 @@ export interface RunWorker {
  * import { SqliteCheckpointStore } from 'reins/sqlite';
  * const worker = await createRunWorker({
  *   agents: agentRegistry([scriptedStepsAgent({ effect: () => {} })]),
- *   checkpoint: new SqliteCheckpointStore({ path: 'runs.db' }),
+ *   checkpoint: new SqliteCheckpointStore({ database: 'runs.db' }),
  * });
  * process.on('SIGTERM', () => void worker.close());
  */

@@ -18,6 +18,7 @@ import { sanitize } from './sanitize.js';
 import { statsCommand } from './stats.js';
 import { traceReplay, traceShow } from './trace.js';
 import { nonNegativeNumber, positiveNumber, wholeNumber } from './whole-number.js';
+import { workerCommand } from './worker.js';
 
 /** The serve commands, loaded when used: they need the optional peers hono and @hono/node-server. */
 async function loadServer(command: string): Promise<typeof import('./serve.js') | undefined> {
@@ -174,6 +175,61 @@ bench
       postgresUrl: options.postgres,
       ...(options.operations ? { operations: options.operations } : {}),
     });
+  });
+
+program
+  .command('worker')
+  .description(
+    'Run queued agent runs (BullMQ on Redis): resume crashed runs from the shared checkpoint store, drain on SIGTERM',
+  )
+  .requiredOption('--agents <module>', 'a module exporting `agents`: definitions by name (defineAgent)')
+  .option(
+    '--redis <url>',
+    'Redis URL (env REINS_REDIS_URL)',
+    process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+  )
+  .option(
+    '--postgres <url>',
+    'PostgreSQL URL (env REINS_POSTGRES_URL)',
+    process.env['REINS_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test',
+  )
+  .addOption(
+    new Option('--checkpoint <store>', 'where run checkpoints are shared')
+      .choices(['postgres', 'redis', 'sqlite'])
+      .default('postgres'),
+  )
+  .option('--sqlite <file>', 'SQLite file for --checkpoint sqlite (one machine only)')
+  .option('--queue <name>', 'BullMQ queue name', 'reins-runs')
+  .option('--prefix <prefix>', 'Redis key prefix', 'reins')
+  .addOption(
+    new Option('--concurrency <n>', 'runs at once in this process')
+      .argParser(wholeNumber('--concurrency', 1))
+      .default(8),
+  )
+  .addOption(
+    new Option('--tenant-max-running <n>', 'runs of one tenant at once, over every worker').argParser(
+      wholeNumber('--tenant-max-running', 1),
+    ),
+  )
+  .option('--tenant-rate <max/windowMs>', 'starts of one tenant per window, e.g. 10/1000')
+  .addOption(
+    new Option('--lock-duration-ms <n>', 'BullMQ job lock (a dead worker loses its jobs after it)').argParser(
+      wholeNumber('--lock-duration-ms', 1),
+    ),
+  )
+  .addOption(
+    new Option('--stalled-interval-ms <n>', 'how often stalled jobs are looked for').argParser(
+      wholeNumber('--stalled-interval-ms', 1),
+    ),
+  )
+  .addOption(
+    new Option('--drain-timeout-ms <n>', 'on SIGTERM, how long runs get to finish their step').argParser(
+      wholeNumber('--drain-timeout-ms', 1),
+    ),
+  )
+  .option('--quiet', 'print nothing')
+  .action(async (options) => {
+    process.exitCode = await workerCommand(options);
   });
 
 const toolFaultNames = toolFaults.join(', ');

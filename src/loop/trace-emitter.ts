@@ -69,8 +69,13 @@ export class TraceEmitter {
       if (typeof sink.nextSeq !== 'function') continue;
       const next = await guard('trace', () => sink.nextSeq?.(this.#runId), signal);
       if (!next.ok) throw LoopStop.from(next, 'before-call');
-      if (typeof next.value === 'number' && Number.isInteger(next.value) && next.value > this.#seq)
-        this.#seq = next.value;
+      const known = typeof next.value === 'number' && Number.isInteger(next.value) && next.value >= 0;
+      if (sink.authoritativeSeq === true) {
+        // The log is the truth: events the checkpoint counted but a crash kept from it never existed.
+        this.#seq = known ? (next.value as number) : 0;
+        return;
+      }
+      if (known && (next.value as number) > this.#seq) this.#seq = next.value as number;
     }
   }
 

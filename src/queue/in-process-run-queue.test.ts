@@ -7,7 +7,7 @@ import { executeRun } from './execute-run.js';
 import { InProcessRunQueue } from './in-process-run-queue.js';
 import { MemoryRunEventLog } from './memory-run-event-log.js';
 import { MemoryRunRegistry } from './memory-run-registry.js';
-import { queuedRecord } from './run-stores.js';
+import { queuedRecord, type RunEventStore } from './run-stores.js';
 import { scriptedStepsAgent } from './scripted-steps-agent.js';
 
 function setup(options: { confirmStep?: number; concurrency?: number; steps?: number } = {}) {
@@ -165,6 +165,54 @@ describe('executeRun', () => {
     expect(resumedStart?.seq).toBe(before.length);
     // Steps 3 and 4 ran again, but their effects were not repeated (idempotent tools).
     expect(effects).toEqual(['r:1', 'r:2', 'r:3', 'r:4']);
+  });
+
+  it('starts a resumed run where the log ends, even below the seq its checkpoint counted', async () => {
+    const registry = new MemoryRunRegistry();
+    const log = new MemoryRunEventLog();
+    const store = new MemoryCheckpointStore();
+    // Attempt 2 "dies" right after its claim: the claim's checkpoint counts the events held until
+    // then (run-start, step-start), which never reach the log.
+    let attempt = 0;
+    let commitsLand = true;
+    let eventsLand = true;
+    const checkpoint = {
+      commit: (commit: Parameters<MemoryCheckpointStore['commit']>[0]) =>
+        commitsLand ? store.commit(commit) : { ok: true as const },
+      load: (runId: string) => store.load(runId),
+    };
+    const events: RunEventStore = {
+      append: (runId, batch) => (eventsLand ? log.append(runId, batch) : Promise.resolve()),
+      read: (runId, after, limit) => log.read(runId, after, limit),
+      follow: (runId, after, signal) => log.follow(runId, after, signal),
+      nextSeq: (runId) => log.nextSeq(runId),
+      end: (runId) => log.end(runId),
+    };
+    const agents = agentRegistry([
+      scriptedStepsAgent({
+        steps: 5,
+        effect: () => {},
+        beforeStep: (step, context) => {
+          attempt = context.attempt;
+          if (attempt === 1 && step === 3) throw new Error('first worker lost');
+          if (attempt === 2) commitsLand = false;
+        },
+      }),
+    ]);
+    const request = { agent: 'steps', input: 'go', actor };
+    await registry.create(queuedRecord('r', request, 0));
+    await executeRun({ runId: 'r', request }, { agents, checkpoint, registry, events });
+    await registry.update('r', { status: 'queued' });
+    eventsLand = false;
+    await executeRun({ runId: 'r', request }, { agents, checkpoint, registry, events });
+    expect((store.load('r')?.trace?.nextSeq ?? 0) > ((await log.nextSeq('r')) ?? 0)).toBe(true);
+    await registry.update('r', { status: 'queued' });
+    commitsLand = true;
+    eventsLand = true;
+    const third = await executeRun({ runId: 'r', request }, { agents, checkpoint, registry, events });
+    expect(third).toMatchObject({ kind: 'ended', outcome: { kind: 'answered' } });
+    const trace = await log.read('r', -1);
+    expect(seqs(trace)).toEqual(trace.map((_, index) => index));
   });
 
   it('refuses an append that does not continue the seq (another worker wrote it)', async () => {

@@ -9,10 +9,14 @@ const flushOn = new Set<TraceEvent['type']>(['run-start', 'step-end', 'run-end']
  * A trace sink that writes a run's events to a {@link RunEventStore} a step at a time: events are
  * buffered and appended in one call (one round trip to Redis) at `run-start`, `step-end` and
  * `run-end`. The loop awaits those writes, and writes a step's checkpoint after its `step-end`, so
- * everything a checkpoint covers is in the log before the checkpoint is. `nextSeq` asks the log,
- * so a resumed run continues after whatever a crashed worker appended.
+ * a step's events are in the log before its checkpoint is. `nextSeq` asks the log and the sink is
+ * `authoritativeSeq`, so a resumed run continues exactly after whatever a crashed worker appended
+ * (more than its checkpoint counted, or less: the events held until a segment's claim are counted
+ * in the claim's checkpoint before they are written).
  */
 export class RunEventSink implements TraceSink {
+  /** The log refuses gaps and duplicates, so where it ends is where a resumed run goes on. */
+  readonly authoritativeSeq = true;
   readonly #log: RunEventStore;
   readonly #runId: string;
   readonly #onAppend: ((events: readonly TraceEvent[]) => void | Promise<void>) | undefined;

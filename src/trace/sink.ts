@@ -15,6 +15,13 @@ export interface TraceSink {
    * process that crashed are never given a duplicate `seq`.
    */
   nextSeq?(runId: string): number | undefined | Promise<number | undefined>;
+  /**
+   * `nextSeq` is the whole truth about the run's trace (a shared event log that refuses gaps): a
+   * resumed run starts exactly there (at 0 when it answers `undefined`), even below the `seq` its
+   * checkpoint recorded, whose events a crashed worker may have counted and never written.
+   * @default false: a resumed run starts at the largest `seq` its state or any sink reports
+   */
+  readonly authoritativeSeq?: boolean;
 }
 
 /** Keeps events in an array. */
