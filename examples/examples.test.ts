@@ -3,6 +3,7 @@ import { main as budget } from './budget-a-retry-policy.js';
 import { main as incidentEval } from './eval-incident-agent.js';
 import { main as judgeCalibration } from './judge-calibration.js';
 import { main as payBill } from './pay-a-bill-safely.js';
+import { main as queuedSupport } from './queued-support-agent.js';
 import { main } from './support-agent.js';
 
 describe('examples run offline', () => {
@@ -13,6 +14,27 @@ describe('examples run offline', () => {
     expect(JSON.stringify(result.messages)).not.toContain('delivered');
     model.assertDone();
   });
+
+  it('queued-support-agent: queued over HTTP, paused before the refund, approved, answered; the stream has every seq once', async () => {
+    const { seqs, paused, approvedBy, final, refunds } = await queuedSupport();
+    expect(paused).toEqual({ tool: 'refund', input: { orderId: 'o-1001', amount: 84.5 } });
+    expect(approvedBy).toBe('cust-ana');
+    expect(final).toMatchObject({ status: 'ended', outcome: { kind: 'answered' } });
+    expect(refunds).toEqual([{ orderId: 'o-1001', amount: 84.5 }]);
+    expect(seqs).toEqual(seqs.map((_, index) => index));
+  });
+
+  it.skipIf(process.env['REINS_SKIP_REDIS'] === '1')(
+    'queued-support-agent --bullmq: the same run through BullMQ, Redis records and the Redis trace log',
+    async () => {
+      const redisUrl = process.env['REINS_TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+      const { seqs, paused, final, refunds } = await queuedSupport(() => {}, redisUrl);
+      expect(paused).toEqual({ tool: 'refund', input: { orderId: 'o-1001', amount: 84.5 } });
+      expect(final).toMatchObject({ status: 'ended', outcome: { kind: 'answered' } });
+      expect(refunds).toEqual([{ orderId: 'o-1001', amount: 84.5 }]);
+      expect(seqs).toEqual(seqs.map((_, index) => index));
+    },
+  );
 
   it('budget-a-retry-policy: restarts cost more than resuming, and Monte Carlo agrees with the exact mean', () => {
     const { inPlace, restart, check, timeout } = budget();

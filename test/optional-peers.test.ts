@@ -71,9 +71,12 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
     }
   });
 
-  it('every entry point but reins/plot, reins/tokenizers, reins/otel and reins/bullmq loads with zod alone', () => {
+  it('every entry point but reins/plot, reins/tokenizers, reins/otel, reins/bullmq and reins/server loads with zod alone', () => {
     const specifiers = Object.keys(manifest.exports)
-      .filter((key) => !['./package.json', './plot', './tokenizers', './otel', './bullmq'].includes(key))
+      .filter(
+        (key) =>
+          !['./package.json', './plot', './tokenizers', './otel', './bullmq', './server'].includes(key),
+      )
       .map((key) => key.replace(/^\./, 'reins'));
     expect(specifiers.length).toBeGreaterThan(10);
     const result = run(
@@ -121,6 +124,14 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
     const result = run("await import('reins/otel');");
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/Cannot find package '@opentelemetry\/api'/);
+  });
+
+  it('reins/server names the missing hono, an optional peer', () => {
+    expect(manifest.peerDependenciesMeta['hono']?.optional).toBe(true);
+    expect(manifest.peerDependenciesMeta['@hono/node-server']?.optional).toBe(true);
+    const result = run("await import('reins/server');");
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/Cannot find package '(hono|@hono\/node-server)'/);
   });
 
   it('reins/bullmq names the missing bullmq, an optional peer', () => {

@@ -1,11 +1,5 @@
 import { contextPolicy } from '../../src/context/index.js';
-import {
-  canonicalJson,
-  describeOutcome,
-  type Outcome,
-  renderTrace,
-  type TraceEvent,
-} from '../../src/index.js';
+import { renderTrace } from '../../src/index.js';
 import {
   runScenario,
   type ScenarioName,
@@ -15,71 +9,12 @@ import {
 } from '../../src/scenarios/index.js';
 import { contextViewBody } from './context-view.js';
 import { formatNumber, h } from './dom.js';
+import { showOutcome } from './outcome-badge.js';
+import { stepPhases } from './step-phases.js';
+import { type StepView, stepViews } from './step-views.js';
 import { windowAtStep } from './window-at-step.js';
 
-/** One step of a run as the stepper shows it: think → act → observe, and the counters after it. */
-export interface StepView {
-  step: number;
-  toolsEnabled: boolean;
-  thought: string;
-  answer: string | undefined;
-  acts: { call: string; observation: string; status: string; isError: boolean; tokens: number }[];
-  /** The prefill the next call would send, after this step's results. */
-  contextTokens: number;
-  /** Billed tokens so far, after this step's call. */
-  billedTokens: number;
-}
-
-/** Groups a run's trace into steps. Every number comes from the trace the real loop wrote. */
-export function stepViews(trace: readonly TraceEvent[]): StepView[] {
-  const views: StepView[] = [];
-  const results = new Map<string, Extract<TraceEvent, { type: 'tool-result' }>>();
-  for (const event of trace) if (event.type === 'tool-result') results.set(event.callId, event);
-  const runEnd = trace.find((event) => event.type === 'run-end');
-  for (const event of trace) {
-    if (event.type === 'step-start') {
-      views.push({
-        step: event.step,
-        toolsEnabled: event.toolsEnabled,
-        thought: '',
-        answer: undefined,
-        acts: [],
-        contextTokens: event.contextTokens,
-        billedTokens: event.billedTokens,
-      });
-    }
-    const view = views.at(-1);
-    if (!view) continue;
-    if (event.type === 'model-response') {
-      const calls = event.response.content.filter((block) => block.type === 'tool_use');
-      view.billedTokens = event.billedTokens;
-      view.contextTokens = event.contextTokens;
-      if (calls.length === 0) view.answer = event.thought;
-      else view.thought = event.thought;
-      for (const call of calls) {
-        if (call.type !== 'tool_use') continue;
-        const result = results.get(call.id);
-        view.acts.push({
-          call: `${call.name}(${canonicalJson(call.input)})`,
-          observation: result ? result.content : 'the run stopped before this call ran',
-          status: result ? result.status : 'not executed',
-          isError: result ? result.isError : true,
-          tokens: result ? result.resultTokens : 0,
-        });
-      }
-    }
-    if (event.type === 'step-end') {
-      view.contextTokens = event.contextTokens;
-      view.billedTokens = event.billedTokens;
-    }
-  }
-  const last = views.at(-1);
-  if (last && runEnd?.type === 'run-end') {
-    last.contextTokens = runEnd.contextTokens;
-    last.billedTokens = runEnd.billedTokens;
-  }
-  return views;
-}
+export { type StepView, stepViews };
 
 export interface StepperSettings {
   scenario: ScenarioName;
@@ -131,8 +66,6 @@ export const defaultStepperSettings: Readonly<StepperSettings> = {
   windowBudgetTokens: 1_300,
   compaction: 'summarize',
 };
-
-const outcomeLabel = (outcome: Outcome) => outcome.kind.replace('_', ' ');
 
 /** Builds the stepper into `root`: scenario picker, toggles, step controls, counters, trace. */
 export function mountStepper(root: HTMLElement): void {
@@ -298,26 +231,9 @@ export function mountStepper(root: HTMLElement): void {
     play.setAttribute('aria-label', timer ? 'Pause' : 'Play');
     stepBody.replaceChildren();
     if (view) {
-      const phases = h('dl', { class: 'phase' });
-      if (view.thought) phases.append(h('dt', {}, 'think'), h('dd', {}, view.thought));
-      for (const act of view.acts) {
-        phases.append(h('dt', {}, 'act'), h('dd', {}, h('code', {}, act.call)));
-        phases.append(
-          h('dt', {}, 'observe'),
-          h(
-            'dd',
-            {},
-            act.isError ? h('strong', {}, `${act.status}: `) : '',
-            act.observation.length > 400 ? `${act.observation.slice(0, 400)}…` : act.observation,
-            h('span', { class: 'hint' }, ` +${formatNumber(act.tokens)} tokens`),
-          ),
-        );
-      }
-      if (view.answer !== undefined)
-        phases.append(h('dt', {}, 'answer'), h('dd', {}, view.answer || '(no text)'));
       stepBody.append(
         h('h3', {}, `Step ${view.step}${view.toolsEnabled ? '' : ' — tools disabled: best answer'}`),
-        phases,
+        stepPhases(view),
       );
       contextUsed.textContent = formatNumber(view.contextTokens);
       contextUsed.dataset.value = String(view.contextTokens);
@@ -360,10 +276,7 @@ export function mountStepper(root: HTMLElement): void {
     contextBudget.textContent = formatNumber(settings.maxContextTokens);
     contextBudget.dataset.value = String(settings.maxContextTokens);
     if (atEnd) {
-      badge.textContent = outcomeLabel(run.outcome);
-      badge.className = `badge ${run.outcome.kind}`;
-      badge.dataset.value = run.outcome.kind;
-      cause.textContent = describeOutcome(run.outcome);
+      showOutcome(badge, cause, run.outcome);
     } else {
       badge.textContent = 'running';
       badge.className = 'badge pending';

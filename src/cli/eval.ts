@@ -68,7 +68,7 @@ function isSuite(value: unknown): value is EvalSuite {
 }
 
 /** Imports a user's module: JavaScript as it is, TypeScript through tsx's loader when tsx is installed. */
-async function importModule(file: string, what: string): Promise<Record<string, unknown>> {
+export async function importModule(file: string, what: string): Promise<Record<string, unknown>> {
   const path = isAbsolute(file) ? file : resolve(process.cwd(), file);
   const url = pathToFileURL(path).href;
   if (/\.[cm]?tsx?$/.test(path)) {

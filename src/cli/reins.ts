@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { isMissingPackage, missingPeerError } from '../errors/missing-peer.js';
 import { toolFaults } from '../eval/fault-injection.js';
 import { scenarioNames } from '../scenarios/index.js';
 import { benchContext } from './bench-context.js';
@@ -18,6 +19,23 @@ import { statsCommand } from './stats.js';
 import { traceReplay, traceShow } from './trace.js';
 import { nonNegativeNumber, positiveNumber, wholeNumber } from './whole-number.js';
 import { workerCommand } from './worker.js';
+
+/** The serve commands, loaded when used: they need the optional peers hono and @hono/node-server. */
+async function loadServer(command: string): Promise<typeof import('./serve.js') | undefined> {
+  try {
+    return await import('./serve.js');
+  } catch (error) {
+    const missing = serverPeers.filter((peer) => isMissingPackage(error, peer.name));
+    if (missing.length === 0) throw error;
+    console.error(missingPeerError(command, serverPeers).message);
+    process.exitCode = 2;
+    return undefined;
+  }
+}
+const serverPeers = [
+  { name: 'hono', range: '^4' },
+  { name: '@hono/node-server', range: '^2' },
+];
 
 /** The package's version, from the package.json two levels above this file (dist/cli/ or src/cli/). */
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -354,6 +372,57 @@ trace
   .description('Re-run the loop from the recorded responses and tool results; exits 1 if the outcome differs')
   .action(async (file, options) => {
     process.exitCode = await traceReplay(file, Boolean(options.json));
+  });
+
+trace
+  .command('view')
+  .argument('<file>', 'a JSONL trace')
+  .description('Serve the run viewer over a recorded trace on loopback (read-only) and print its URL')
+  .option('--host <host>', 'a loopback address', '127.0.0.1')
+  .addOption(
+    new Option('--port <n>', 'the port (0: any free port)').default(0).argParser(wholeNumber('--port', 0)),
+  )
+  .action(async (file, options) => {
+    const server = await loadServer('reins trace view');
+    if (server) process.exitCode = await server.traceView(file, { host: options.host, port: options.port });
+  });
+
+program
+  .command('serve')
+  .description(
+    'Serve queued runs over HTTP with the run viewer at / (loopback): POST /runs, GET /runs/:id/events (SSE), approvals, cancel',
+  )
+  .option(
+    '--agents <module>',
+    'a module exporting `agents` (.ts needs tsx): required with --in-process; with BullMQ, refuses unknown names',
+  )
+  .option('--in-process', 'execute runs in this process (no Redis; nothing survives a restart)')
+  .option('--host <host>', 'a loopback address', '127.0.0.1')
+  .addOption(new Option('--port <n>', 'the port').default(8787).argParser(wholeNumber('--port', 0)))
+  .option(
+    '--tokens <file>',
+    'bearer tokens: JSON { "token": "actor" } or lines "token actor" (else REINS_TOKENS="token=actor,…", else one is made up and printed)',
+  )
+  .option(
+    '--redis <url>',
+    'Redis URL for the BullMQ queue (env REINS_REDIS_URL)',
+    process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+  )
+  .option('--queue <name>', 'BullMQ queue name (the workers must match)', 'reins-runs')
+  .option('--prefix <prefix>', 'Redis key prefix (the workers must match)', 'reins')
+  .action(async (options) => {
+    const server = await loadServer('reins serve');
+    if (server)
+      process.exitCode = await server.serve({
+        agents: options.agents,
+        inProcess: Boolean(options.inProcess),
+        host: options.host,
+        port: options.port,
+        tokens: options.tokens,
+        redis: options.redis,
+        queue: options.queue,
+        prefix: options.prefix,
+      });
   });
 
 program

@@ -41,7 +41,7 @@ export function traceShow(file: string): number {
  * Why `events` cannot be shown, or undefined. An unknown event *type* is skipped (newer writers add
  * events); an unknown *version* means the shapes themselves changed, so it is refused.
  */
-function unusableTrace(events: readonly unknown[], truncatedTail: boolean): string | undefined {
+export function unusableTrace(events: readonly unknown[], truncatedTail: boolean): string | undefined {
   if (events.length === 0)
     return truncatedTail
       ? 'no complete trace event (the only line was cut off mid-write)'

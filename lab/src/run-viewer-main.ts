@@ -1,0 +1,4 @@
+import { mountRunViewer } from './run-viewer.js';
+
+const main = document.getElementById('main');
+if (main) mountRunViewer(main);

@@ -1,0 +1,59 @@
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { RunEventLog } from '../queue/run-queue.js';
+import type { Clock } from '../time/clock.js';
+
+/** What {@link streamTraceEvents} needs beside the request. */
+export interface TraceEventStreamOptions {
+  events: RunEventLog;
+  runId: string;
+  /** The `seq` the client last received; events after it are sent. */
+  afterSeq: number;
+  clock: Clock;
+  heartbeatMs: number;
+  /** The closing `end` event's data: the run's record as it stands when the trace ends. */
+  finalState: () => Promise<unknown>;
+}
+
+/**
+ * The trace as Server-Sent Events: `event: trace`, `id:` the event's `seq`, `data:` the event as
+ * JSON; a comment every `heartbeatMs` so proxies keep the connection; `event: end` when the run
+ * ends. An event whose `seq` is not past the last one sent is dropped, so a log that replays
+ * events after a worker resumed a run still reaches the client without a duplicate. A client that
+ * goes away aborts the follow, which releases the log's listener.
+ */
+export function streamTraceEvents(c: Context, options: TraceEventStreamOptions): Response {
+  const { events, runId, clock, heartbeatMs } = options;
+  return streamSSE(c, async (stream) => {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    stream.onAbort(stop);
+    const request = c.req.raw.signal;
+    request.addEventListener('abort', stop, { once: true });
+    let timer: ReturnType<Clock['setTimeout']> | undefined;
+    const beat = () => {
+      timer = clock.setTimeout(() => {
+        if (controller.signal.aborted) return;
+        void stream.write(': heartbeat\n\n');
+        beat();
+      }, heartbeatMs);
+    };
+    beat();
+    let lastSeq = options.afterSeq;
+    try {
+      await stream.write('retry: 2000\n\n');
+      for await (const event of events.follow(runId, options.afterSeq, controller.signal)) {
+        if (controller.signal.aborted || stream.aborted) break;
+        if (event.seq <= lastSeq) continue;
+        lastSeq = event.seq;
+        await stream.writeSSE({ event: 'trace', id: String(event.seq), data: JSON.stringify(event) });
+      }
+      if (!controller.signal.aborted && !stream.aborted)
+        await stream.writeSSE({ event: 'end', data: JSON.stringify(await options.finalState()) });
+    } finally {
+      if (timer !== undefined) clock.clearTimeout(timer);
+      request.removeEventListener('abort', stop);
+      controller.abort();
+    }
+  });
+}
