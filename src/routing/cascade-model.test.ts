@@ -4,8 +4,8 @@ import type { PriceTable } from '../controls/price.js';
 import { isReinsError } from '../errors/reins-error.js';
 import { runAgent } from '../loop/run-agent.js';
 import type { ModelRequest } from '../model/model.js';
-import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import { consecutiveFailures } from '../resilience/breaker-strategy.js';
+import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { memoryTraceSink } from '../trace/sink.js';
@@ -39,7 +39,12 @@ describe('cascadeModel', () => {
   it('keeps a cheap answer the trigger accepts and never calls the strong tier', async () => {
     const cheap = scriptedModel([{ text: '4, confidence: 0.95', usage: usage(100, 10) }], { name: 'cheap' });
     const strong = scriptedModel([], { name: 'strong' });
-    const model = cascadeModel({ tiers: [cheap, strong], escalate: confidenceTrigger({ threshold: 0.8 }), prices, clock: fakeClock() });
+    const model = cascadeModel({
+      tiers: [cheap, strong],
+      escalate: confidenceTrigger({ threshold: 0.8 }),
+      prices,
+      clock: fakeClock(),
+    });
     const response = (await model.generate(request)) as CascadeResponse;
     expect(strong.calls).toHaveLength(0);
     expect(response.routing).toMatchObject({ answeredBy: { tier: 0, name: 'cheap' }, degraded: false });
@@ -52,7 +57,11 @@ describe('cascadeModel', () => {
   it('escalates with the trigger, reason and both costs, and bills the cheap call beside the answer', async () => {
     const cheap = scriptedModel([{ text: '5, confidence: 0.4', usage: usage(100, 10) }], { name: 'cheap' });
     const strong = scriptedModel([{ text: '4', usage: usage(100, 20) }], { name: 'strong' });
-    const model = cascadeModel({ tiers: [cheap, strong], escalate: confidenceTrigger({ threshold: 0.8 }), prices });
+    const model = cascadeModel({
+      tiers: [cheap, strong],
+      escalate: confidenceTrigger({ threshold: 0.8 }),
+      prices,
+    });
     const response = (await model.generate(request)) as CascadeResponse;
     expect(response.content).toEqual([{ type: 'text', text: '4' }]);
     expect(response.routing.answeredBy).toEqual({ tier: 1, name: 'strong' });
@@ -65,7 +74,9 @@ describe('cascadeModel', () => {
       costUsd: 150e-6,
     });
     expect(answered).toMatchObject({ kind: 'answered', tier: 1, costUsd: 100 * 15e-6 + 20 * 75e-6 });
-    expect(response.additionalUsage).toEqual([{ model: 'cheap', usage: expect.objectContaining(usage(100, 10)) }]);
+    expect(response.additionalUsage).toEqual([
+      { model: 'cheap', usage: expect.objectContaining(usage(100, 10)) },
+    ]);
   });
 
   it('in runAgent: the loop bills every tier at its own price and the trace records the routing', async () => {
@@ -84,7 +95,11 @@ describe('cascadeModel', () => {
     const event = trace.events.find((e) => e.type === 'model-response');
     const record = event?.type === 'model-response' ? cascadeRecordOf(event.response) : undefined;
     expect(record?.answeredBy).toEqual({ tier: 1, name: 'strong' });
-    expect(record?.attempts[0]).toMatchObject({ kind: 'escalated', trigger: 'structural', reason: '8 characters, fewer than 10' });
+    expect(record?.attempts[0]).toMatchObject({
+      kind: 'escalated',
+      trigger: 'structural',
+      reason: '8 characters, fewer than 10',
+    });
   });
 
   it('counts a judge call in the bill and in the escalation record', async () => {
@@ -97,7 +112,9 @@ describe('cascadeModel', () => {
       prices,
     });
     const response = (await model.generate(request)) as CascadeResponse;
-    expect(judge.calls[0]?.messages[0]).toMatchObject({ content: [{ text: expect.stringContaining('maybe 5') }] });
+    expect(judge.calls[0]?.messages[0]).toMatchObject({
+      content: [{ text: expect.stringContaining('maybe 5') }],
+    });
     expect(response.routing.attempts[0]).toMatchObject({
       trigger: 'judge',
       reason: 'judge score 0.2 below 0.6',
@@ -109,10 +126,15 @@ describe('cascadeModel', () => {
   it('a judge that keeps the answer is billed too', async () => {
     const cheap = scriptedModel([{ text: '4', usage: usage(100, 10) }], { name: 'cheap' });
     const judge = scriptedModel([{ text: 'score: 0.9', usage: usage(50, 5) }], { name: 'judge' });
-    const model = cascadeModel({ tiers: [cheap, scriptedModel([])], escalate: judgeTrigger({ judge, threshold: 0.6 }) });
+    const model = cascadeModel({
+      tiers: [cheap, scriptedModel([])],
+      escalate: judgeTrigger({ judge, threshold: 0.6 }),
+    });
     const response = (await model.generate(request)) as CascadeResponse;
     expect(response.routing.answeredBy.tier).toBe(0);
-    expect(response.additionalUsage).toEqual([{ model: 'judge', usage: expect.objectContaining(usage(50, 5)) }]);
+    expect(response.additionalUsage).toEqual([
+      { model: 'judge', usage: expect.objectContaining(usage(50, 5)) },
+    ]);
   });
 
   it('skips a tier whose breaker is open, with the reason, and makes no call to it', async () => {
@@ -120,9 +142,17 @@ describe('cascadeModel', () => {
     const breaker = new CircuitBreaker({ strategy: consecutiveFailures(1), cooldownMs: 30_000, clock });
     const failing = scriptedModel([{ throws: new Error('503 overloaded') }], { name: 'cheap' });
     const strong = scriptedModel([{ text: 'first' }, { text: 'second' }], { name: 'strong' });
-    const model = cascadeModel({ tiers: [{ model: failing, breaker }, strong], escalate: structuralTrigger(), clock });
+    const model = cascadeModel({
+      tiers: [{ model: failing, breaker }, strong],
+      escalate: structuralTrigger(),
+      clock,
+    });
     const first = (await model.generate(request)) as CascadeResponse;
-    expect(first.routing.attempts[0]).toMatchObject({ kind: 'failed', name: 'cheap', error: '503 overloaded' });
+    expect(first.routing.attempts[0]).toMatchObject({
+      kind: 'failed',
+      name: 'cheap',
+      error: '503 overloaded',
+    });
     expect(breaker.status).toBe('open');
     clock.advance(1000);
     const second = (await model.generate(request)) as CascadeResponse;
@@ -142,7 +172,10 @@ describe('cascadeModel', () => {
     breaker.record(breaker.acquire(), false);
     const cheap = scriptedModel([{ text: '', usage: usage(100, 1) }], { name: 'cheap' });
     const strong = scriptedModel([], { name: 'strong' });
-    const model = cascadeModel({ tiers: [cheap, { model: strong, breaker }], escalate: structuralTrigger({ minChars: 1 }) });
+    const model = cascadeModel({
+      tiers: [cheap, { model: strong, breaker }],
+      escalate: structuralTrigger({ minChars: 1 }),
+    });
     const response = (await model.generate(request)) as CascadeResponse;
     expect(response.routing).toMatchObject({ answeredBy: { tier: 0 }, degraded: true });
     expect(response.routing.attempts.map((a) => a.kind)).toEqual(['escalated', 'skipped']);
@@ -154,7 +187,10 @@ describe('cascadeModel', () => {
   it('throws a labeled error when every tier is down, and rethrows from a tier without a breaker', async () => {
     const open = new CircuitBreaker({ strategy: consecutiveFailures(1) });
     open.record(open.acquire(), false);
-    const model = cascadeModel({ tiers: [{ model: scriptedModel([]), breaker: open }], escalate: structuralTrigger() });
+    const model = cascadeModel({
+      tiers: [{ model: scriptedModel([]), breaker: open }],
+      escalate: structuralTrigger(),
+    });
     const error = await model.generate(request).catch((e: unknown) => e);
     expect(isReinsError(error) && error.reason).toBe('circuit_open');
     const bare = cascadeModel({
@@ -166,7 +202,11 @@ describe('cascadeModel', () => {
 });
 
 describe('structuralTrigger', () => {
-  const check = (options: Parameters<typeof structuralTrigger>[0], turn: Parameters<typeof scriptedModel>[0][0], req = request) =>
+  const check = (
+    options: Parameters<typeof structuralTrigger>[0],
+    turn: Parameters<typeof scriptedModel>[0][0],
+    req = request,
+  ) =>
     scriptedModel([turn])
       .generate(req)
       .then((response) => structuralTrigger(options).check({ request: req, response, tier: 0 }));
@@ -189,8 +229,12 @@ describe('structuralTrigger', () => {
     expect(await check({ textSchema: schema }, { text: '{"answer": 4}' })).toEqual({ kind: 'keep' });
     expect((await check({ textSchema: schema }, { text: '{"answer": "4"}' })).kind).toBe('escalate');
     const toolInputSchemas = { search: z.object({ query: z.string().min(3) }) };
-    expect(await check({ toolInputSchemas }, { toolCalls: [{ name: 'search', input: { query: 'reins' } }] })).toEqual({ kind: 'keep' });
-    expect((await check({ toolInputSchemas }, { toolCalls: [{ name: 'search', input: { query: 'r' } }] })).kind).toBe('escalate');
+    expect(
+      await check({ toolInputSchemas }, { toolCalls: [{ name: 'search', input: { query: 'reins' } }] }),
+    ).toEqual({ kind: 'keep' });
+    expect(
+      (await check({ toolInputSchemas }, { toolCalls: [{ name: 'search', input: { query: 'r' } }] })).kind,
+    ).toBe('escalate');
   });
 
   it('escalates a missing call that toolChoice demanded', async () => {

@@ -75,7 +75,13 @@ export function cascadeModel(options: CascadeModelOptions): Model {
         const { model, breaker } = tiers[tier] as { model: Model; breaker?: Breaker };
         const permit = breaker ? await breaker.acquire() : undefined;
         if (permit?.kind === 'open') {
-          attempts.push({ kind: 'skipped', tier, name: model.name, reason: 'breaker_open', retryInMs: permit.retryInMs });
+          attempts.push({
+            kind: 'skipped',
+            tier,
+            name: model.name,
+            reason: 'breaker_open',
+            retryInMs: permit.retryInMs,
+          });
           continue;
         }
         const startedAt = clock.now();
@@ -88,7 +94,13 @@ export function cascadeModel(options: CascadeModelOptions): Model {
           if (request.signal?.aborted) throw error;
           lastError = error;
           const message = error instanceof Error ? error.message : String(error);
-          attempts.push({ kind: 'failed', tier, name: model.name, error: message, durationMs: clock.now() - startedAt });
+          attempts.push({
+            kind: 'failed',
+            tier,
+            name: model.name,
+            error: message,
+            durationMs: clock.now() - startedAt,
+          });
           continue;
         }
         if (breaker && permit) await breaker.record(permit, true);
@@ -118,18 +130,32 @@ export function cascadeModel(options: CascadeModelOptions): Model {
         if (response.usage) attempt.usage = response.usage;
         if (costUsd !== undefined) attempt.costUsd = costUsd;
         attempts.push(attempt);
-        const record: CascadeRecord = { version: 1, answeredBy: { tier, name: model.name }, attempts, degraded: false };
+        const record: CascadeRecord = {
+          version: 1,
+          answeredBy: { tier, name: model.name },
+          attempts,
+          degraded: false,
+        };
         return answer(response, doubted, verdict?.spent ?? [], record);
       }
       const fallback = doubted.at(-1);
       if (fallback) {
         const { tier, name: tierName } = fallback;
-        const record: CascadeRecord = { version: 1, answeredBy: { tier, name: tierName }, attempts, degraded: true };
+        const record: CascadeRecord = {
+          version: 1,
+          answeredBy: { tier, name: tierName },
+          attempts,
+          degraded: true,
+        };
         return answer(fallback.response, doubted, [], record);
       }
-      throw new ReinsError('circuit_open', `${name}: no tier could answer (${attempts.map(describe).join('; ')})`, {
-        cause: lastError,
-      });
+      throw new ReinsError(
+        'circuit_open',
+        `${name}: no tier could answer (${attempts.map(describe).join('; ')})`,
+        {
+          cause: lastError,
+        },
+      );
     },
   };
 }

@@ -64,5 +64,7 @@ export function cascadeRecordOf(response: ModelResponse | undefined): CascadeRec
   const routing = (response as { routing?: unknown } | undefined)?.routing;
   if (typeof routing !== 'object' || routing === null) return undefined;
   const record = routing as Partial<CascadeRecord>;
-  return record.version === 1 && Array.isArray(record.attempts) && record.answeredBy ? (record as CascadeRecord) : undefined;
+  return record.version === 1 && Array.isArray(record.attempts) && record.answeredBy
+    ? (record as CascadeRecord)
+    : undefined;
 }

@@ -30,7 +30,13 @@ const defaultInstructions =
  * const escalate = judgeTrigger({ judge: scriptedModel([{ text: '{"score": 0.9}' }]), threshold: 0.7 });
  */
 export function judgeTrigger(options: JudgeTriggerOptions): EscalationTrigger {
-  const { judge, threshold, instructions = defaultInstructions, read = judgeScore, maxOutputTokens = 200 } = options;
+  const {
+    judge,
+    threshold,
+    instructions = defaultInstructions,
+    read = judgeScore,
+    maxOutputTokens = 200,
+  } = options;
   const value = thresholdValue(threshold);
   if (!(value >= 0 && value <= 1))
     throw new ConfigurationError('threshold', `must be in [0, 1], got ${String(value)}`);
@@ -69,7 +75,9 @@ export function judgeTrigger(options: JudgeTriggerOptions): EscalationTrigger {
 function judgeInput(request: ModelRequest, response: ModelResponse): string {
   const last = [...request.messages].reverse().find((message) => message.role === 'user');
   const asked = last ? textOf(last.content) : '';
-  const calls = toolCallsOf(response.content).map((call) => `${call.name}(${JSON.stringify(call.input ?? null)})`);
+  const calls = toolCallsOf(response.content).map(
+    (call) => `${call.name}(${JSON.stringify(call.input ?? null)})`,
+  );
   const answer = [textOf(response.content), ...calls].filter(Boolean).join('\n');
   return `Request:\n${asked}\n\nAnswer:\n${answer}`;
 }

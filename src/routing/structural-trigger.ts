@@ -40,7 +40,11 @@ export function structuralTrigger(options: StructuralTriggerOptions = {}): Escal
     name: 'structural',
     kinds: ['structural'],
     async check({ request, response }: TriggerInput): Promise<TriggerVerdict> {
-      const escalate = (reason: string): TriggerVerdict => ({ kind: 'escalate', trigger: 'structural', reason });
+      const escalate = (reason: string): TriggerVerdict => ({
+        kind: 'escalate',
+        trigger: 'structural',
+        reason,
+      });
       if (maxTokens && response.stopReason === 'max_tokens') return escalate('cut off at max_tokens');
       if (refusal && response.stopReason === 'refusal') return escalate('the model refused');
       const text = textOf(response.content);
@@ -92,7 +96,12 @@ function toolCallProblem(request: ModelRequest, calls: ReturnType<typeof toolCal
     if (!tool) return `tool "${call.name}" is not offered`;
     if (typeof choice === 'object' && call.name !== choice.name)
       return `a call to "${call.name}" where "${choice.name}" was required`;
-    if (call.input === undefined || call.input === null || typeof call.input !== 'object' || Array.isArray(call.input))
+    if (
+      call.input === undefined ||
+      call.input === null ||
+      typeof call.input !== 'object' ||
+      Array.isArray(call.input)
+    )
       return `tool "${call.name}" input is not a JSON object`;
     const missing = requiredOf(tool.inputSchema).find((field) => !(field in (call.input as object)));
     if (missing !== undefined) return `tool "${call.name}" input lacks required "${missing}"`;
@@ -102,7 +111,9 @@ function toolCallProblem(request: ModelRequest, calls: ReturnType<typeof toolCal
 
 function requiredOf(schema: { [key: string]: JsonValue }): string[] {
   const required = schema.required;
-  return Array.isArray(required) ? required.filter((field): field is string => typeof field === 'string') : [];
+  return Array.isArray(required)
+    ? required.filter((field): field is string => typeof field === 'string')
+    : [];
 }
 
 async function schemaIssue(schema: StandardSchema, value: unknown): Promise<string | undefined> {

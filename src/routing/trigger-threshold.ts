@@ -20,8 +20,10 @@ export interface TriggerThreshold {
   fittedAtMs: number;
   /** The share of requests it escalated on the labeled set, with a 95 % Wilson interval. */
   escalationRate: { estimate: number; interval: Interval };
-  /** The misroute rate it was fitted to meet. */
-  targetMisrouteRate: number;
+  /** The misroute rate it was fitted to meet, if it was given one. */
+  targetMisrouteRate?: number;
+  /** The accuracy loss against all-strong it was fitted to meet, if it was given one. */
+  targetAccuracyLoss?: number;
 }
 
 /** The number a threshold compares with, whether a bare number (uncalibrated) or a fitted one. */
