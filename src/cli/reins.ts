@@ -7,6 +7,7 @@ import { benchContext } from './bench-context.js';
 import { benchFleet } from './bench-fleet.js';
 import { benchIdempotency } from './bench-idempotency.js';
 import { benchInjection } from './bench-injection.js';
+import { benchRouting } from './bench-routing.js';
 import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
@@ -137,6 +138,16 @@ bench
       ...(options.workers ? { workers: options.workers } : {}),
       ...(options.outageMs ? { outageMs: options.outageMs } : {}),
     });
+  });
+
+bench
+  .command('routing')
+  .description(
+    'Cheap first, smart later (post-06): all-cheap, all-strong and cascades per trigger, calibrated and not, on a seeded synthetic workload; cost, accuracy, misroutes, p50/p99',
+  )
+  .option('--json', 'print the figures as JSON')
+  .action(async (options) => {
+    process.exitCode = await benchRouting(Boolean(options.json));
   });
 
 bench

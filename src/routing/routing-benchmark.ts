@@ -90,6 +90,10 @@ export interface RoutingBenchmarkResult {
     difference: number;
     /** The share the cascade answered with the cheap tier alone, passed as the simulator's `easy`. */
     cheapOnlyShare: number;
+    /** Of the cheap-only answers, the share that were wrong: the simulator's `misroute`. */
+    cheapOnlyMisroute: number;
+    /** The simulator's wrong-answer rate at those two (easy × misroute), beside the measured misroute rate. */
+    predictedWrongAnswerRate: number;
     /** The simulator at `easy` = the workload's easy share: what a perfect trigger would save. */
     predictedAtWorkloadEasyShare: number;
   };
@@ -229,7 +233,12 @@ export async function runRoutingBenchmark(
   for (const strategy of strategies) strategy.savings = 1 - strategy.costUsd / allStrong.costUsd;
   const calibrated = strategies.find((s) => s.name === 'cascade-calibrated') as RoutingStrategyResult;
   const cheapOnlyShare = 1 - calibrated.escalationRate;
-  const predicted = routingCost({ easy: cheapOnlyShare, ratio: workload.priceRatio });
+  const cheapOnlyMisroute = cheapOnlyShare > 0 ? calibrated.misrouteRate / cheapOnlyShare : 0;
+  const predicted = routingCost({
+    easy: cheapOnlyShare,
+    ratio: workload.priceRatio,
+    misroute: cheapOnlyMisroute,
+  });
   return {
     workload,
     calibrationSize,
@@ -244,6 +253,8 @@ export async function runRoutingBenchmark(
       predictedSavings: predicted.savings,
       difference: calibrated.savings - predicted.savings,
       cheapOnlyShare,
+      cheapOnlyMisroute,
+      predictedWrongAnswerRate: predicted.wrongAnswerRate,
       predictedAtWorkloadEasyShare: routingCost({ easy: workload.easyShare, ratio: workload.priceRatio })
         .savings,
     },
