@@ -335,6 +335,16 @@ program
       nonNegativeNumber('--max-cost-per-success'),
     ),
   )
+  .option(
+    '--trigger-threshold <file>',
+    "a cascade trigger's calibrated threshold (JSON from calibrateTrigger): exit 1 when it is stale or the traces' escalation rate left its band",
+  )
+  .addOption(
+    new Option(
+      '--max-calibration-age-days <days>',
+      'with --trigger-threshold: stale after this many days (default 30)',
+    ).argParser(nonNegativeNumber('--max-calibration-age-days')),
+  )
   .action((path, options) => {
     process.exitCode = statsCommand(path, {
       json: Boolean(options.json),
@@ -342,6 +352,8 @@ program
       maxSilentFailureRatio: options.maxSilentFailureRatio,
       maxStepLimitRate: options.maxStepLimitRate,
       maxCostPerSuccess: options.maxCostPerSuccess,
+      triggerThreshold: options.triggerThreshold,
+      maxCalibrationAgeDays: options.maxCalibrationAgeDays,
     });
   });
 
