@@ -59,7 +59,7 @@ describe('the core runs in a browser', () => {
     for (const name of builtinModules) expect(text).not.toMatch(new RegExp(`from ["'](node:)?${name}["']`));
   });
 
-  it.each(['sim/index.ts'])('%s bundles for the browser with no dependency at all', async (path) => {
+  it.each(['sim/index.ts', 'routing/index.ts'])('%s bundles for the browser with no dependency at all', async (path) => {
     const result = await bundle(path);
     expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual([]);
   });

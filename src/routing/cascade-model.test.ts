@@ -8,6 +8,7 @@ import { consecutiveFailures } from '../resilience/breaker-strategy.js';
 import { CircuitBreaker } from '../resilience/circuit-breaker.js';
 import { fakeClock } from '../testing/fake-clock.js';
 import { scriptedModel } from '../testing/scripted-model.js';
+import { renderTrace } from '../trace/render.js';
 import { memoryTraceSink } from '../trace/sink.js';
 import { type CascadeResponse, cascadeModel } from './cascade-model.js';
 import { cascadeRecordOf } from './cascade-record.js';
@@ -100,6 +101,9 @@ describe('cascadeModel', () => {
       trigger: 'structural',
       reason: '8 characters, fewer than 10',
     });
+    expect(renderTrace(trace.events)).toContain(
+      'routed  cheap escalated (structural: 8 characters, fewer than 10) → strong answered',
+    );
   });
 
   it('counts a judge call in the bill and in the escalation record', async () => {

@@ -9,6 +9,7 @@ export * from './cascade-model.js';
 export * from './cascade-record.js';
 export * from './check-trigger.js';
 export * from './confidence-trigger.js';
+export * from './describe-routing.js';
 export * from './escalation-stats.js';
 export * from './escalation-trigger.js';
 export * from './judge-trigger.js';
