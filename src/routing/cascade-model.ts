@@ -73,7 +73,9 @@ export function cascadeModel(options: CascadeModelOptions): Model {
       let lastError: unknown;
       for (let tier = 0; tier < tiers.length; tier++) {
         const { model, breaker } = tiers[tier] as { model: Model; breaker?: Breaker };
-        const permit = breaker ? await breaker.acquire() : undefined;
+        // Awaited only when asynchronous (a shared breaker): each await is a microtask per stage.
+        const acquired = breaker?.acquire();
+        const permit = acquired instanceof Promise ? await acquired : acquired;
         if (permit?.kind === 'open') {
           attempts.push({
             kind: 'skipped',
@@ -90,7 +92,8 @@ export function cascadeModel(options: CascadeModelOptions): Model {
           response = await model.generate(request);
         } catch (error) {
           if (!breaker || !permit) throw error;
-          await breaker.record(permit, false);
+          const recorded = breaker.record(permit, false);
+          if (recorded instanceof Promise) await recorded;
           if (request.signal?.aborted) throw error;
           lastError = error;
           const message = error instanceof Error ? error.message : String(error);
@@ -103,11 +106,15 @@ export function cascadeModel(options: CascadeModelOptions): Model {
           });
           continue;
         }
-        if (breaker && permit) await breaker.record(permit, true);
+        if (breaker && permit) {
+          const recorded = breaker.record(permit, true);
+          if (recorded instanceof Promise) await recorded;
+        }
         const durationMs = clock.now() - startedAt;
         const costUsd = costOf(response.model, model.name, response.usage);
         const last = tier === tiers.length - 1;
-        const verdict = last ? undefined : await escalate.check({ request, response, tier });
+        const checked = last ? undefined : escalate.check({ request, response, tier });
+        const verdict = checked instanceof Promise ? await checked : checked;
         if (verdict?.kind === 'escalate') {
           const attempt: CascadeAttempt = {
             kind: 'escalated',
@@ -178,17 +185,20 @@ function answer(
   spent: readonly TriggerSpend[],
   routing: CascadeRecord,
 ): CascadeResponse {
+  // Plain loops, no spread pushes: this runs once per request and dominated the cascade's overhead.
   const additional: { model: string; usage: Usage }[] = [];
   for (const earlier of doubted) {
     if (earlier.response !== response) {
       const model = earlier.response.model?.trim() ? earlier.response.model : earlier.name;
       if (earlier.response.usage) additional.push({ model, usage: earlier.response.usage });
-      additional.push(...(earlier.response.additionalUsage ?? []));
+      if (earlier.response.additionalUsage)
+        for (const entry of earlier.response.additionalUsage) additional.push(entry);
     }
-    additional.push(...earlier.spent);
+    for (const entry of earlier.spent) additional.push(entry);
   }
-  additional.push(...spent, ...(response.additionalUsage ?? []));
-  const answered: CascadeResponse = { ...response, routing };
+  for (const entry of spent) additional.push(entry);
+  if (response.additionalUsage) for (const entry of response.additionalUsage) additional.push(entry);
+  const answered: CascadeResponse = Object.assign({}, response, { routing });
   if (additional.length > 0) answered.additionalUsage = additional;
   return answered;
 }

@@ -60,18 +60,36 @@ export function anyTrigger(...triggers: EscalationTrigger[]): EscalationTrigger 
   return {
     name: triggers.map((trigger) => trigger.name).join('+'),
     kinds,
-    async check(input) {
+    // Synchronous while its triggers are: a cascade stage stays a few µs without a judge.
+    check(input) {
       const spent: TriggerSpend[] = [];
-      let score: number | undefined;
-      for (const trigger of triggers) {
-        const verdict = await trigger.check(input);
+      const state: { score?: number } = {};
+      const settle = (verdict: TriggerVerdict): TriggerVerdict | undefined => {
         if (verdict.spent) spent.push(...verdict.spent);
-        if (verdict.score !== undefined) score = verdict.score;
-        if (verdict.kind === 'escalate') return withSpend({ ...verdict }, spent);
+        if (verdict.score !== undefined) state.score = verdict.score;
+        return verdict.kind === 'escalate' ? withSpend({ ...verdict }, spent) : undefined;
+      };
+      const keep = (): TriggerVerdict => {
+        const verdict: TriggerVerdict = { kind: 'keep' };
+        if (state.score !== undefined) verdict.score = state.score;
+        return withSpend(verdict, spent);
+      };
+      for (let i = 0; i < triggers.length; i++) {
+        const verdict = (triggers[i] as EscalationTrigger).check(input);
+        if (verdict instanceof Promise)
+          return (async () => {
+            const first = settle(await verdict);
+            if (first) return first;
+            for (const later of triggers.slice(i + 1)) {
+              const settled = settle(await later.check(input));
+              if (settled) return settled;
+            }
+            return keep();
+          })();
+        const settled = settle(verdict);
+        if (settled) return settled;
       }
-      const keep: TriggerVerdict = { kind: 'keep' };
-      if (score !== undefined) keep.score = score;
-      return withSpend(keep, spent);
+      return keep();
     },
   };
 }

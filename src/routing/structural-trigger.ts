@@ -1,6 +1,6 @@
 import { type JsonValue, textOf, toolCallsOf } from '../model/content.js';
 import type { ModelRequest, ToolDefinition } from '../model/model.js';
-import type { StandardSchema } from '../tools/standard-schema.js';
+import type { StandardResult, StandardSchema } from '../tools/standard-schema.js';
 import type { EscalationTrigger, TriggerInput, TriggerVerdict } from './escalation-trigger.js';
 
 export interface StructuralTriggerOptions {
@@ -39,7 +39,8 @@ export function structuralTrigger(options: StructuralTriggerOptions = {}): Escal
   return {
     name: 'structural',
     kinds: ['structural'],
-    async check({ request, response }: TriggerInput): Promise<TriggerVerdict> {
+    // Synchronous unless a schema validates asynchronously: a cascade stage stays a few µs.
+    check({ request, response }: TriggerInput): TriggerVerdict | Promise<TriggerVerdict> {
       const escalate = (reason: string): TriggerVerdict => ({
         kind: 'escalate',
         trigger: 'structural',
@@ -55,28 +56,45 @@ export function structuralTrigger(options: StructuralTriggerOptions = {}): Escal
         const problem = toolCallProblem(request, calls);
         if (problem) return escalate(problem);
       }
-      for (const call of calls) {
-        const schema = options.toolInputSchemas?.[call.name];
-        if (!schema) continue;
-        const issue = await schemaIssue(schema, call.input);
-        if (issue) return escalate(`tool "${call.name}" input: ${issue}`);
-      }
-      if (calls.length === 0) {
-        if (options.minChars !== undefined && text.length < options.minChars)
-          return escalate(`${text.length} characters, fewer than ${options.minChars}`);
-        if (options.textSchema) {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            return escalate('the text is not JSON');
-          }
-          const issue = await schemaIssue(options.textSchema, parsed);
-          if (issue) return escalate(`the text's JSON: ${issue}`);
-        }
-      }
+      if (calls.length === 0 && options.minChars !== undefined && text.length < options.minChars)
+        return escalate(`${text.length} characters, fewer than ${options.minChars}`);
       if (options.maxChars !== undefined && text.length > options.maxChars)
         return escalate(`${text.length} characters, more than ${options.maxChars}`);
+      const checks: [StandardSchema, unknown, string][] = [];
+      for (const call of calls) {
+        const schema = options.toolInputSchemas?.[call.name];
+        if (schema) checks.push([schema, call.input, `tool "${call.name}" input`]);
+      }
+      if (calls.length === 0 && options.textSchema) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          return escalate('the text is not JSON');
+        }
+        checks.push([options.textSchema, parsed, "the text's JSON"]);
+      }
+      const verdictOf = (issue: string | undefined, what: string): TriggerVerdict | undefined =>
+        issue === undefined ? undefined : escalate(`${what}: ${issue}`);
+      for (let i = 0; i < checks.length; i++) {
+        const [schema, value, what] = checks[i] as [StandardSchema, unknown, string];
+        const result = schema['~standard'].validate(value);
+        if (result instanceof Promise)
+          return (async () => {
+            const first = verdictOf(issueOf(await result), what);
+            if (first) return first;
+            for (const [laterSchema, laterValue, laterWhat] of checks.slice(i + 1)) {
+              const later = verdictOf(
+                issueOf(await laterSchema['~standard'].validate(laterValue)),
+                laterWhat,
+              );
+              if (later) return later;
+            }
+            return { kind: 'keep' } as TriggerVerdict;
+          })();
+        const verdict = verdictOf(issueOf(result), what);
+        if (verdict) return verdict;
+      }
       return { kind: 'keep' };
     },
   };
@@ -116,9 +134,7 @@ function requiredOf(schema: { [key: string]: JsonValue }): string[] {
     : [];
 }
 
-async function schemaIssue(schema: StandardSchema, value: unknown): Promise<string | undefined> {
-  const result = await schema['~standard'].validate(value);
+function issueOf(result: StandardResult<unknown>): string | undefined {
   if (!result.issues) return undefined;
-  const first = result.issues[0];
-  return first ? first.message : 'invalid';
+  return result.issues[0]?.message ?? 'invalid';
 }
