@@ -12,7 +12,7 @@ import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
 import { evalCompare, evalRegress, evalRun } from './eval.js';
-import { glossary } from './glossary.js';
+import { glossary, sourceNote } from './glossary.js';
 import { addModelCommands } from './model.js';
 import { sanitize } from './sanitize.js';
 import { statsCommand } from './stats.js';
@@ -143,7 +143,11 @@ bench
 bench
   .command('routing')
   .description(
-    'Cheap first, smart later (post-06): all-cheap, all-strong and cascades per trigger, calibrated and not, on a seeded synthetic workload; cost, accuracy, misroutes, p50/p99',
+    'Cheap first, smart later: all-cheap, all-strong and cascades per trigger, calibrated and not, on a seeded synthetic workload; cost, accuracy, misroutes, p50/p99',
+  )
+  .addHelpText(
+    'after',
+    `\nThe workload takes its price ratio and easy share from post-06; ${sourceNote('post-06')}.`,
   )
   .option('--json', 'print the figures as JSON')
   .action(async (options) => {
