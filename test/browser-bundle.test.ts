@@ -59,10 +59,15 @@ describe('the core runs in a browser', () => {
     for (const name of builtinModules) expect(text).not.toMatch(new RegExp(`from ["'](node:)?${name}["']`));
   });
 
-  it.each(['sim/index.ts'])('%s bundles for the browser with no dependency at all', async (path) => {
-    const result = await bundle(path);
-    expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual([]);
-  });
+  it.each(['sim/index.ts', 'routing/index.ts'])(
+    '%s bundles for the browser with no dependency at all',
+    async (path) => {
+      const result = await bundle(path);
+      expect(Object.keys(result.metafile.inputs).filter((input) => input.includes('node_modules'))).toEqual(
+        [],
+      );
+    },
+  );
 
   it('reins/otel bundles for the browser with @opentelemetry/api its only dependency, and no Node built-in', async () => {
     const result = await bundle('otel/index.ts');

@@ -119,6 +119,17 @@ describe("the README's complete example", () => {
     expect(output).toMatch(/wrong_answer/);
   });
 
+  it('the routing section type-checks and runs the same way', () => {
+    writeProject(readmeSection('Cheap first, smart later'));
+    typeCheck('README.md', 'the routing example');
+    const output = execFileSync(process.execPath, [join(project, 'out', 'example.js')], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(output.trim()).toBe('answered by strong\nconfidence 0.41 below the uncalibrated threshold 0.8');
+  });
+
   it('the token-counting section type-checks and runs the same way', () => {
     writeProject(readmeSection('Token counting'));
     typeCheck('README.md', 'the token-counting example');

@@ -8,11 +8,12 @@ import { benchContext } from './bench-context.js';
 import { benchFleet } from './bench-fleet.js';
 import { benchIdempotency } from './bench-idempotency.js';
 import { benchInjection } from './bench-injection.js';
+import { benchRouting } from './bench-routing.js';
 import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
 import { dlq } from './dlq.js';
 import { evalCompare, evalRegress, evalRun } from './eval.js';
-import { glossary } from './glossary.js';
+import { glossary, sourceNote } from './glossary.js';
 import { addModelCommands } from './model.js';
 import { sanitize } from './sanitize.js';
 import { statsCommand } from './stats.js';
@@ -156,6 +157,20 @@ bench
       ...(options.workers ? { workers: options.workers } : {}),
       ...(options.outageMs ? { outageMs: options.outageMs } : {}),
     });
+  });
+
+bench
+  .command('routing')
+  .description(
+    'Cheap first, smart later: all-cheap, all-strong and cascades per trigger, calibrated and not, on a seeded synthetic workload; cost, accuracy, misroutes, p50/p99',
+  )
+  .addHelpText(
+    'after',
+    `\nThe workload takes its price ratio and easy share from post-06; ${sourceNote('post-06')}.`,
+  )
+  .option('--json', 'print the figures as JSON')
+  .action(async (options) => {
+    process.exitCode = await benchRouting(Boolean(options.json));
   });
 
 bench
@@ -449,6 +464,16 @@ program
       nonNegativeNumber('--max-cost-per-success'),
     ),
   )
+  .option(
+    '--trigger-threshold <file>',
+    "a cascade trigger's calibrated threshold (JSON from calibrateTrigger): exit 1 when it is stale or the traces' escalation rate left its band",
+  )
+  .addOption(
+    new Option(
+      '--max-calibration-age-days <days>',
+      'with --trigger-threshold: stale after this many days (default 30)',
+    ).argParser(nonNegativeNumber('--max-calibration-age-days')),
+  )
   .action((path, options) => {
     process.exitCode = statsCommand(path, {
       json: Boolean(options.json),
@@ -456,6 +481,8 @@ program
       maxSilentFailureRatio: options.maxSilentFailureRatio,
       maxStepLimitRate: options.maxStepLimitRate,
       maxCostPerSuccess: options.maxCostPerSuccess,
+      triggerThreshold: options.triggerThreshold,
+      maxCalibrationAgeDays: options.maxCalibrationAgeDays,
     });
   });
 

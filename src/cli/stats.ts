@@ -1,11 +1,15 @@
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Table from 'cli-table3';
 import { readJsonlTrace } from '../node/jsonl-trace-sink.js';
 import { renderChartSvg } from '../plot/index.js';
+import { checkTrigger } from '../routing/check-trigger.js';
+import { type EscalationStats, escalationStats } from '../routing/escalation-stats.js';
+import type { TriggerThreshold } from '../routing/trigger-threshold.js';
 import type { ChartSpec } from '../sim/chart.js';
 import { silentFailureKinds } from '../stats/silent-failure.js';
 import { type TraceStats, traceStats } from '../stats/trace-stats.js';
+import { type AgentWorkflowTell, workflowTell } from '../stats/workflow-tell.js';
 import { type TraceEvent, traceVersion } from '../trace/events.js';
 import { printJson, sanitize } from './sanitize.js';
 
@@ -16,6 +20,10 @@ export interface StatsCommandOptions {
   maxSilentFailureRatio: number | undefined;
   maxStepLimitRate: number | undefined;
   maxCostPerSuccess: number | undefined;
+  /** A calibrated trigger threshold (JSON: a `TriggerThreshold`, or a calibration holding one) to check. */
+  triggerThreshold?: string | undefined;
+  /** With `triggerThreshold`: a calibration older than this many days is stale. @default 30 */
+  maxCalibrationAgeDays?: number | undefined;
 }
 
 /**
@@ -33,10 +41,36 @@ export function statsCommand(path: string, options: StatsCommandOptions): number
     console.error(`reins stats: ${sanitize(path)}: no run ended in these traces (no run-end event)`);
     return 2;
   }
+  const agents = workflowTell(read.events);
+  const routing = escalationStats(read.events);
+  const calibration =
+    options.triggerThreshold === undefined ? undefined : readThreshold(options.triggerThreshold);
+  if (typeof calibration === 'string') {
+    console.error(`reins stats: ${sanitize(options.triggerThreshold ?? '')}: ${calibration}`);
+    return 2;
+  }
   if (options.svg !== undefined) writeFileSync(options.svg, renderChartSvg(dailyChart(stats)));
-  if (options.json) printJson({ files: read.files, ...stats });
-  else console.log(statsTables(stats, read.files));
+  if (options.json) printJson({ files: read.files, ...stats, agents, routing });
+  else
+    console.log(
+      [statsTables(stats, read.files), workflowTable(agents), routingTable(routing)]
+        .filter(Boolean)
+        .join('\n'),
+    );
   const crossed = crossedThresholds(stats, options);
+  if (calibration) {
+    const check = checkTrigger(calibration, {
+      maxAgeMs: (options.maxCalibrationAgeDays ?? 30) * 86_400_000,
+      production: routing,
+    });
+    if (check.kind === 'findings')
+      for (const finding of check.findings)
+        crossed.push(
+          finding.kind === 'stale'
+            ? `trigger calibration ${(finding.ageMs / 86_400_000).toFixed(1)} days old > ${(finding.maxAgeMs / 86_400_000).toFixed(0)}`
+            : `escalation rate ${percent(finding.production.estimate)} [${finding.production.interval.map(percent).join(', ')}] over ${finding.production.requests} requests, outside the calibrated ${finding.calibrated.interval.map(percent).join('–')}`,
+        );
+  }
   for (const line of crossed) console.error(`reins stats: threshold crossed: ${line}`);
   return crossed.length > 0 ? 1 : 0;
 }
@@ -85,6 +119,63 @@ function crossedThresholds(stats: TraceStats, options: StatsCommandOptions): str
   if (options.maxCostPerSuccess !== undefined && stats.costPerSuccessUsd === null && stats.endedRuns > 0)
     crossed.push('cost per success: no run succeeded, so every dollar bought nothing');
   return crossed;
+}
+
+/** A trigger threshold from a JSON file: the threshold itself or a calibration (`{ threshold }`). */
+function readThreshold(path: string): TriggerThreshold | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    return `cannot read a trigger threshold (${error instanceof Error ? error.message : String(error)})`;
+  }
+  const candidate = (value as { threshold?: unknown })?.threshold ?? value;
+  const threshold = candidate as Partial<TriggerThreshold>;
+  if (
+    typeof threshold?.value !== 'number' ||
+    typeof threshold.fittedAtMs !== 'number' ||
+    !threshold.escalationRate
+  )
+    return 'not a trigger threshold (needs value, fittedAtMs and escalationRate: calibrateTrigger writes one)';
+  return threshold as TriggerThreshold;
+}
+
+/** Per agent: how predictable its next step is, flagged at post-15's 95 %. */
+function workflowTable(agents: readonly AgentWorkflowTell[]): string {
+  const rows = agents.filter((agent) => agent.decisions > 0);
+  if (rows.length === 0) return '';
+  const table = new Table({
+    head: ['agent (system prompt)', 'runs', 'decisions', 'same next step', 'typical path'],
+  });
+  for (const agent of rows)
+    table.push([
+      sanitize(agent.label || agent.agent),
+      agent.runs,
+      agent.decisions,
+      `${orDash(agent.predictability, percent)}${agent.straightLine ? ' loop around a straight line' : ''}`,
+      sanitize(agent.typicalPath.join(' → ')),
+    ]);
+  return table.toString();
+}
+
+/** What cascades did: escalation rate with its interval, by trigger, by answering tier. */
+function routingTable(routing: EscalationStats): string {
+  if (routing.requests === 0 || !routing.escalationRate) return '';
+  const table = new Table();
+  const { estimate, interval } = routing.escalationRate;
+  const tally = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([name, count]) => `${sanitize(name)} ${count}`)
+      .join(', ') || '–';
+  table.push(
+    { 'cascade requests': String(routing.requests) },
+    { 'escalation rate': `${percent(estimate)} [${interval.map(percent).join(', ')}]` },
+    { 'escalated by': tally(routing.byTrigger) },
+    { 'answered by': tally(routing.answeredBy) },
+    { 'tiers skipped (breaker open)': String(routing.skipped) },
+    { 'degraded answers': String(routing.degraded) },
+  );
+  return table.toString();
 }
 
 /** The figures as tables: outcomes, the headline ratios and costs, then tools by error rate. */

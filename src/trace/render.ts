@@ -1,5 +1,7 @@
 import { canonicalJson } from '../controls/canonical-json.js';
 import { describeOutcome } from '../loop/outcome.js';
+import { cascadeRecordOf } from '../routing/cascade-record.js';
+import { describeRouting } from '../routing/describe-routing.js';
 import type { TraceEvent } from './events.js';
 
 /** Colours for {@link renderTrace}; identity functions by default. */
@@ -84,6 +86,11 @@ export function renderTrace(events: readonly TraceEvent[], options: RenderOption
         out.push(
           `  ${style.dim(`billed ${number(event.billedTokens)} tokens after this call (prefill ${number(event.prefillTokens)} + output ${number(event.response.usage?.outputTokens ?? 0)})`)}`,
         );
+        const routing = cascadeRecordOf(event.response);
+        if (routing) {
+          const line = `  ${routing.degraded ? style.warn('routed ') : style.dim('routed ')} ${describeRouting(routing)}`;
+          out.push(line);
+        }
         break;
       }
       case 'model-error':
