@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import type { PriceTable } from '../../src/controls/price.js';
+import { runAgent } from '../../src/loop/run-agent.js';
+import type { Model, ModelRequest, ModelResponse } from '../../src/model/model.js';
+import { exponentialBackoff } from '../../src/resilience/backoff.js';
+import { retryingModel } from '../../src/resilience/retrying-model.js';
+import { cascadeModel } from '../../src/routing/cascade-model.js';
+import { anyTrigger } from '../../src/routing/escalation-trigger.js';
+import { judgeTrigger } from '../../src/routing/judge-trigger.js';
+import { structuralTrigger } from '../../src/routing/structural-trigger.js';
+
+const prices: PriceTable = {
+  cheap: { inputUsdPerMillionTokens: 1, outputUsdPerMillionTokens: 5 },
+  strong: { inputUsdPerMillionTokens: 15, outputUsdPerMillionTokens: 75 },
+  judge: { inputUsdPerMillionTokens: 3, outputUsdPerMillionTokens: 15 },
+};
+const usage = { inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+function model(name: string, answer: (calls: number) => ModelResponse | Error): Model & { calls: number } {
+  const m = {
+    name,
+    calls: 0,
+    async generate(_request: ModelRequest): Promise<ModelResponse> {
+      m.calls++;
+      const out = answer(m.calls);
+      if (out instanceof Error) throw out;
+      return out;
+    },
+  };
+  return m;
+}
+const text = (t: string, model?: string): ModelResponse => ({
+  content: [{ type: 'text', text: t }],
+  stopReason: 'end_turn',
+  usage,
+  ...(model ? { model } : {}),
+});
+
+describe('review: routing billing', () => {
+  it('bills the cheap call and the judge when the strong tier (no breaker) throws', async () => {
+    const cheap = model('cheap', () => text('meh'));
+    const judge = model('judge', () => text('{"score": 0.1}'));
+    const strong = model('strong', () => Object.assign(new Error('bad request'), { status: 400 }));
+    const cascade = cascadeModel({ tiers: [cheap, strong], escalate: judgeTrigger({ judge, threshold: 0.7 }) });
+    const result = await runAgent({ model: cascade, input: 'hi', prices });
+    expect(cheap.calls).toBe(1);
+    expect(judge.calls).toBe(1);
+    // Two paid calls were made (cheap 0.0015 + judge 0.0045); the run's bill must show them.
+    expect(result.costUsd).toBeGreaterThan(0);
+    expect(result.billedTokens).toBeGreaterThanOrEqual(2200);
+  });
+
+  it('bills every cheap+judge call a retry of the cascade repeats', async () => {
+    const cheap = model('cheap', () => text('meh'));
+    const judge = model('judge', () => text('{"score": 0.1}'));
+    const strong = model('strong', (n) =>
+      n < 3 ? Object.assign(new Error('overloaded'), { status: 529 }) : text('fine', 'strong'),
+    );
+    const cascade = cascadeModel({ tiers: [cheap, strong], escalate: judgeTrigger({ judge, threshold: 0.7 }) });
+    const wrapped = retryingModel(cascade, { maxAttempts: 3, backoff: exponentialBackoff({ baseMs: 1, capMs: 1 }) });
+    const result = await runAgent({ model: wrapped, input: 'hi', prices });
+    expect(result.outcome.kind).toBe('answered');
+    expect(cheap.calls).toBe(3);
+    // 3 cheap (0.0015 each) + 3 judge (0.0045 each) + 1 strong (0.0225) = 0.0405
+    expect(result.costUsd).toBeCloseTo(0.0405, 6);
+  });
+
+  it('prices the answering tier when its response names no model (as it does the tiers escalated from)', async () => {
+    const cheap = model('cheap', () => text('meh'));
+    const strong = model('strong', () => text('a long enough answer'));
+    const cascade = cascadeModel({ tiers: [cheap, strong], escalate: structuralTrigger({ minChars: 10 }) });
+    const result = await runAgent({ model: cascade, input: 'hi', prices });
+    expect(strong.calls).toBe(1);
+    // cheap 0.0015 (billed, by tier name) + strong 0.0225 (missing: priced by the cascade's name)
+    expect(result.costUsd).toBeCloseTo(0.024, 6);
+  });
+
+  it('a judge that throws escalates (or at least does not discard the strong tier)', async () => {
+    const cheap = model('cheap', () => text('meh'));
+    const judge = model('judge', () => Object.assign(new Error('judge provider down'), { status: 503 }));
+    const strong = model('strong', () => text('good answer'));
+    const cascade = cascadeModel({ tiers: [cheap, strong], escalate: judgeTrigger({ judge, threshold: 0.7 }) });
+    const response = await cascade.generate({
+      system: '',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
+      tools: [],
+    });
+    expect(strong.calls).toBe(1);
+    expect(response.content).toEqual([{ type: 'text', text: 'good answer' }]);
+  });
+
+  it('a refusal pattern escalates every refusal, not every other one (a /g pattern)', async () => {
+    const escalate = anyTrigger(structuralTrigger({ refusalPatterns: [/I can(?:'|no)t help/gi] }));
+    const request: ModelRequest = {
+      system: '',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
+      tools: [],
+    };
+    const verdicts = [];
+    for (let i = 0; i < 2; i++)
+      verdicts.push((await escalate.check({ request, response: text("Sorry, I can't help with that."), tier: 0 })).kind);
+    expect(verdicts).toEqual(['escalate', 'escalate']);
+  });
+});
