@@ -101,4 +101,14 @@ describe('review: routing billing', () => {
       verdicts.push((await escalate.check({ request, response: text("Sorry, I can't help with that."), tier: 0 })).kind);
     expect(verdicts).toEqual(['escalate', 'escalate']);
   });
+
+  for (const stopReason of ['interrupted', 'context_window_exceeded'] as const)
+    it(`the default structural trigger escalates a cheap answer that stopped with ${stopReason}`, async () => {
+      const cheap = model('cheap', () => ({ content: [{ type: 'text', text: 'The answer is' }], stopReason, usage }));
+      const strong = model('strong', () => text('The answer is 42.', 'strong'));
+      const cascade = cascadeModel({ tiers: [cheap, strong], escalate: structuralTrigger() });
+      const result = await runAgent({ model: cascade, input: 'hi', prices });
+      expect(strong.calls).toBe(1);
+      expect(result.outcome.kind).toBe('answered');
+    });
 });
