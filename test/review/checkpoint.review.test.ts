@@ -79,4 +79,34 @@ describe.each(Object.keys(stores))('review: %s checkpoint store', (name) => {
     const loaded = await store.load('big');
     expect(loaded?.messages[0]).toEqual(big.messages[0]);
   });
+
+  it('loads concurrent with commits (deltas and snapshots) never see a torn log', async () => {
+    const store = stores[name]!();
+    let state = { ...fixtureState('torn'), revision: 1 };
+    await store.commit(snapshotCommit(fixtureState('torn')));
+    let done = false;
+    const failures: unknown[] = [];
+    const seen: number[] = [];
+    const readers = Array.from({ length: 3 }, async () => {
+      while (!done) {
+        try {
+          const loaded = await store.load('torn');
+          seen.push(loaded?.revision ?? -1);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+    });
+    for (let i = 0; i < 60; i++) {
+      const next = stepOf(state, `s${i}`);
+      const commit = i % 7 === 6 ? snapshotCommit({ ...next, revision: state.revision }) : deltaCommit(state, next);
+      expect(await store.commit(commit)).toEqual({ ok: true });
+      state = next;
+    }
+    done = true;
+    await Promise.all(readers);
+    expect(failures).toEqual([]);
+    expect((await store.load('torn'))?.revision).toBe(61);
+    expect(seen.length).toBeGreaterThan(0);
+  });
 });
