@@ -17,7 +17,9 @@ describe('review: BullMQ job ids', () => {
     const queue = new BullmqRunQueue({ redis: redisUrl, prefix: uniquePrefix('review'), queueName: 'runs' });
     queues.push(queue);
     // Run "a" is paused after its first attempt (as a worker leaves it).
-    expect((await queue.enqueue({ agent: 'steps', input: 'go', actor: { id: 'ana' }, runId: 'a' })).ok).toBe(true);
+    expect((await queue.enqueue({ agent: 'steps', input: 'go', actor: { id: 'ana' }, runId: 'a' })).ok).toBe(
+      true,
+    );
     await (await queue.queue.getJob('a'))?.remove();
     await queue.registry.update('a', {
       status: 'awaiting_approval',
@@ -25,9 +27,9 @@ describe('review: BullMQ job ids', () => {
       pendingApprovals: [{ approvalId: 'p1' } as never],
     });
     // Another caller (another tenant) picks a run id that is a legal BullMQ id.
-    expect((await queue.enqueue({ agent: 'steps', input: 'x', actor: { id: 'eve' }, runId: 'a.resume.1' })).ok).toBe(
-      true,
-    );
+    expect(
+      (await queue.enqueue({ agent: 'steps', input: 'x', actor: { id: 'eve' }, runId: 'a.resume.1' })).ok,
+    ).toBe(true);
     const verdict = await queue.submitVerdicts('a', [{ approvalId: 'p1', decision: 'approve', by: 'ana' }]);
     expect(verdict).toEqual({ ok: true });
     // The verdict was accepted and the record says queued: a resume job for "a" must exist.
@@ -61,14 +63,19 @@ describe('review: BullMQ cancel racing a pause', () => {
       redis: redisUrl,
       prefix,
       queueName: 'runs',
-      agents: agentRegistry([scriptedStepsAgent({ steps: 4, confirmStep: 2, effect: ({ key }) => void effects.push(key) })]),
+      agents: agentRegistry([
+        scriptedStepsAgent({ steps: 4, confirmStep: 2, effect: ({ key }) => void effects.push(key) }),
+      ]),
       checkpoint: new HookedStore(),
     });
     try {
       await queue.enqueue({ agent: 'steps', input: 'go', actor: { id: 'ana' }, runId: 'p1' });
       const until = Date.now() + 20_000;
       let record = await queue.registry.get('p1');
-      while (Date.now() < until && !(cancelled && record && ['ended', 'awaiting_approval'].includes(record.status))) {
+      while (
+        Date.now() < until &&
+        !(cancelled && record && ['ended', 'awaiting_approval'].includes(record.status))
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         record = await queue.registry.get('p1');
       }

@@ -4,8 +4,17 @@ import { calibrateTrigger, type LabeledSample } from '../../src/routing/calibrat
 import { confidenceTrigger } from '../../src/routing/confidence-trigger.js';
 import { seededRandom } from '../../src/testing/seeded-random.js';
 
-const request: ModelRequest = { system: '', messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }], tools: [] };
-const sample = (i: number, confidence: number, needsEscalation: boolean, strongCorrect: boolean): LabeledSample => ({
+const request: ModelRequest = {
+  system: '',
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
+  tools: [],
+};
+const sample = (
+  i: number,
+  confidence: number,
+  needsEscalation: boolean,
+  strongCorrect: boolean,
+): LabeledSample => ({
   id: `s${i}`,
   request,
   response: { content: [{ type: 'text', text: `{"confidence": ${confidence}}` }], stopReason: 'end_turn' },

@@ -99,7 +99,8 @@ describe.each(Object.keys(stores))('review: %s checkpoint store', (name) => {
     });
     for (let i = 0; i < 60; i++) {
       const next = stepOf(state, `s${i}`);
-      const commit = i % 7 === 6 ? snapshotCommit({ ...next, revision: state.revision }) : deltaCommit(state, next);
+      const commit =
+        i % 7 === 6 ? snapshotCommit({ ...next, revision: state.revision }) : deltaCommit(state, next);
       expect(await store.commit(commit)).toEqual({ ok: true });
       state = next;
     }

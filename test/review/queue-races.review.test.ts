@@ -25,7 +25,9 @@ describe('review: cancel racing a pause', () => {
     }
     const registry = new MemoryRunRegistry();
     const queue = new InProcessRunQueue({
-      agents: agentRegistry([scriptedStepsAgent({ steps: 4, confirmStep: 2, effect: ({ key }) => void effects.push(key) })]),
+      agents: agentRegistry([
+        scriptedStepsAgent({ steps: 4, confirmStep: 2, effect: ({ key }) => void effects.push(key) }),
+      ]),
       checkpoint: new HookedStore(),
       registry,
       events: new MemoryRunEventLog(),
@@ -71,7 +73,10 @@ describe('review: cancel racing a verdict', () => {
       const approvalId = paused?.pendingApprovals?.[0]?.approvalId as string;
       const verdict = () => queue.submitVerdicts('r2', [{ approvalId, decision: 'approve', by: 'ana' }]);
       const cancel = () => queue.cancel('r2', 'ana');
-      const [a, b] = order === 'verdict-first' ? await Promise.all([verdict(), cancel()]) : await Promise.all([cancel(), verdict()]);
+      const [a, b] =
+        order === 'verdict-first'
+          ? await Promise.all([verdict(), cancel()])
+          : await Promise.all([cancel(), verdict()]);
       await queue.idle();
       const cancelled = (order === 'verdict-first' ? b : a) as CancelResult;
       const final = await registry.get('r2');
@@ -91,7 +96,9 @@ describe('review: seq across pause and resume', () => {
   for (const kind of ['memory', 'redis'] as const)
     it(`every seq once, no gap, after two pauses and resumes (${kind} log)`, async () => {
       const redis = kind === 'redis' ? new Redis(redisUrl) : undefined;
-      const events = redis ? new RedisRunEventLog({ redis, prefix: uniquePrefix('review-seq') }) : new MemoryRunEventLog();
+      const events = redis
+        ? new RedisRunEventLog({ redis, prefix: uniquePrefix('review-seq') })
+        : new MemoryRunEventLog();
       const registry = new MemoryRunRegistry();
       const queue = new InProcessRunQueue({
         agents: agentRegistry([scriptedStepsAgent({ steps: 5, confirmStep: 2, effect: () => {} })]),
@@ -103,9 +110,13 @@ describe('review: seq across pause and resume', () => {
       await queue.idle();
       const paused = await registry.get('r3');
       const approvalId = paused?.pendingApprovals?.[0]?.approvalId as string;
-      expect(await queue.submitVerdicts('r3', [{ approvalId, decision: 'approve', by: 'ana' }])).toEqual({ ok: true });
+      expect(await queue.submitVerdicts('r3', [{ approvalId, decision: 'approve', by: 'ana' }])).toEqual({
+        ok: true,
+      });
       // A second, concurrent verdict is refused.
-      expect((await queue.submitVerdicts('r3', [{ approvalId, decision: 'approve', by: 'ana' }])).ok).toBe(false);
+      expect((await queue.submitVerdicts('r3', [{ approvalId, decision: 'approve', by: 'ana' }])).ok).toBe(
+        false,
+      );
       await queue.idle();
       const final = await registry.get('r3');
       expect(final?.status).toBe('ended');

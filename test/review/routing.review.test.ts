@@ -4,7 +4,9 @@ import { runAgent } from '../../src/loop/run-agent.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/model/model.js';
 import { exponentialBackoff } from '../../src/resilience/backoff.js';
 import { retryingModel } from '../../src/resilience/retrying-model.js';
-import { cascadeModel } from '../../src/routing/cascade-model.js';
+import { consecutiveFailures } from '../../src/resilience/breaker-strategy.js';
+import { CircuitBreaker } from '../../src/resilience/circuit-breaker.js';
+import { type CascadeResponse, cascadeModel } from '../../src/routing/cascade-model.js';
 import { anyTrigger } from '../../src/routing/escalation-trigger.js';
 import { judgeTrigger } from '../../src/routing/judge-trigger.js';
 import { structuralTrigger } from '../../src/routing/structural-trigger.js';
@@ -41,7 +43,10 @@ describe('review: routing billing', () => {
     const cheap = model('cheap', () => text('meh'));
     const judge = model('judge', () => text('{"score": 0.1}'));
     const strong = model('strong', () => Object.assign(new Error('bad request'), { status: 400 }));
-    const cascade = cascadeModel({ tiers: [cheap, strong], escalate: judgeTrigger({ judge, threshold: 0.7 }) });
+    const cascade = cascadeModel({
+      tiers: [cheap, strong],
+      escalate: judgeTrigger({ judge, threshold: 0.7 }),
+    });
     const result = await runAgent({ model: cascade, input: 'hi', prices });
     expect(cheap.calls).toBe(1);
     expect(judge.calls).toBe(1);
@@ -56,8 +61,14 @@ describe('review: routing billing', () => {
     const strong = model('strong', (n) =>
       n < 3 ? Object.assign(new Error('overloaded'), { status: 529 }) : text('fine', 'strong'),
     );
-    const cascade = cascadeModel({ tiers: [cheap, strong], escalate: judgeTrigger({ judge, threshold: 0.7 }) });
-    const wrapped = retryingModel(cascade, { maxAttempts: 3, backoff: exponentialBackoff({ baseMs: 1, capMs: 1 }) });
+    const cascade = cascadeModel({
+      tiers: [cheap, strong],
+      escalate: judgeTrigger({ judge, threshold: 0.7 }),
+    });
+    const wrapped = retryingModel(cascade, {
+      maxAttempts: 3,
+      backoff: exponentialBackoff({ baseMs: 1, capMs: 1 }),
+    });
     const result = await runAgent({ model: wrapped, input: 'hi', prices });
     expect(result.outcome.kind).toBe('answered');
     expect(cheap.calls).toBe(3);
@@ -79,7 +90,10 @@ describe('review: routing billing', () => {
     const cheap = model('cheap', () => text('meh'));
     const judge = model('judge', () => Object.assign(new Error('judge provider down'), { status: 503 }));
     const strong = model('strong', () => text('good answer'));
-    const cascade = cascadeModel({ tiers: [cheap, strong], escalate: judgeTrigger({ judge, threshold: 0.7 }) });
+    const cascade = cascadeModel({
+      tiers: [cheap, strong],
+      escalate: judgeTrigger({ judge, threshold: 0.7 }),
+    });
     const response = await cascade.generate({
       system: '',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
@@ -98,17 +112,83 @@ describe('review: routing billing', () => {
     };
     const verdicts = [];
     for (let i = 0; i < 2; i++)
-      verdicts.push((await escalate.check({ request, response: text("Sorry, I can't help with that."), tier: 0 })).kind);
+      verdicts.push(
+        (await escalate.check({ request, response: text("Sorry, I can't help with that."), tier: 0 })).kind,
+      );
     expect(verdicts).toEqual(['escalate', 'escalate']);
   });
 
   for (const stopReason of ['interrupted', 'context_window_exceeded'] as const)
     it(`the default structural trigger escalates a cheap answer that stopped with ${stopReason}`, async () => {
-      const cheap = model('cheap', () => ({ content: [{ type: 'text', text: 'The answer is' }], stopReason, usage }));
+      const cheap = model('cheap', () => ({
+        content: [{ type: 'text', text: 'The answer is' }],
+        stopReason,
+        usage,
+      }));
       const strong = model('strong', () => text('The answer is 42.', 'strong'));
       const cascade = cascadeModel({ tiers: [cheap, strong], escalate: structuralTrigger() });
       const result = await runAgent({ model: cascade, input: 'hi', prices });
       expect(strong.calls).toBe(1);
       expect(result.outcome.kind).toBe('answered');
     });
+
+  it("a caller's cancellations do not open a tier's circuit breaker", async () => {
+    const cheap = {
+      name: 'cheap',
+      calls: 0,
+      generate(request: ModelRequest): Promise<ModelResponse> {
+        cheap.calls++;
+        if (cheap.calls > 2) return Promise.resolve(text('a fine cheap answer', 'cheap'));
+        return new Promise((_, reject) =>
+          request.signal?.addEventListener('abort', () =>
+            reject(Object.assign(new Error('aborted'), { name: 'AbortError' })),
+          ),
+        );
+      },
+    };
+    const strong = model('strong', () => text('strong answer', 'strong'));
+    const breaker = new CircuitBreaker({ strategy: consecutiveFailures(2), cooldownMs: 60_000 });
+    const cascade = cascadeModel({
+      tiers: [{ model: cheap, breaker }, strong],
+      escalate: structuralTrigger(),
+    });
+    const base: ModelRequest = {
+      system: '',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
+      tools: [],
+    };
+    for (let i = 0; i < 2; i++) {
+      const controller = new AbortController();
+      const pending = cascade.generate({ ...base, signal: controller.signal });
+      controller.abort();
+      await expect(pending).rejects.toThrow();
+    }
+    // Two users pressed cancel; the cheap provider is healthy.
+    const response = (await cascade.generate(base)) as CascadeResponse;
+    expect(response.routing.answeredBy.name).toBe('cheap');
+  });
+
+  it('a request-specific 400 from a tier does not open its breaker for every later request', async () => {
+    const cheap = model('cheap', (n) =>
+      n <= 2
+        ? Object.assign(new Error('prompt too long for this model'), { status: 400 })
+        : text('a fine cheap answer', 'cheap'),
+    );
+    const strong = model('strong', () => text('strong answer', 'strong'));
+    const breaker = new CircuitBreaker({ strategy: consecutiveFailures(2), cooldownMs: 60_000 });
+    const cascade = cascadeModel({
+      tiers: [{ model: cheap, breaker }, strong],
+      escalate: structuralTrigger(),
+    });
+    const base: ModelRequest = {
+      system: '',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
+      tools: [],
+    };
+    await cascade.generate(base);
+    await cascade.generate(base);
+    const response = (await cascade.generate(base)) as CascadeResponse;
+    // retryOrThrow's rule: "A 400 says the dependency is up … it must not open the circuit".
+    expect(response.routing.answeredBy.name).toBe('cheap');
+  });
 });

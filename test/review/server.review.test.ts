@@ -40,7 +40,13 @@ async function stack() {
 describe('review: service', () => {
   it('the other actor gets 403/404 on every route, whatever the encoding of the id', async () => {
     const { app, runId } = await stack();
-    const variants = [runId, encodeURIComponent(runId), runId.replace('_', '%5F'), `${runId}%20`, `./${runId}`];
+    const variants = [
+      runId,
+      encodeURIComponent(runId),
+      runId.replace('_', '%5F'),
+      `${runId}%20`,
+      `./${runId}`,
+    ];
     for (const id of variants)
       for (const [method, path] of [
         ['GET', `/runs/${id}`],
@@ -100,7 +106,12 @@ describe('review: service', () => {
     const table = parseTokenTable('tok!en!ana ana\nabc$defgh ben');
     const authenticate = staticTokens(table);
     const { queue } = await stack();
-    const app = createRunService({ queue, runs: new MemoryRunRegistry(), events: new MemoryRunEventLog(), authenticate });
+    const app = createRunService({
+      queue,
+      runs: new MemoryRunRegistry(),
+      events: new MemoryRunEventLog(),
+      authenticate,
+    });
     for (const token of Object.keys(table)) {
       const res = await app.request('/runs', { headers: { Authorization: `Bearer ${token}` } });
       expect.soft(res.status, token).toBe(200);
