@@ -144,7 +144,9 @@ describe('cascadeModel', () => {
   it('skips a tier whose breaker is open, with the reason, and makes no call to it', async () => {
     const clock = fakeClock();
     const breaker = new CircuitBreaker({ strategy: consecutiveFailures(1), cooldownMs: 30_000, clock });
-    const failing = scriptedModel([{ throws: new Error('503 overloaded') }], { name: 'cheap' });
+    const failing = scriptedModel([{ throws: Object.assign(new Error('503 overloaded'), { status: 503 }) }], {
+      name: 'cheap',
+    });
     const strong = scriptedModel([{ text: 'first' }, { text: 'second' }], { name: 'strong' });
     const model = cascadeModel({
       tiers: [{ model: failing, breaker }, strong],

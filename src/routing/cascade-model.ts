@@ -2,10 +2,11 @@ import { costUsdOf, type PriceTable, resolvePrice } from '../controls/price.js';
 import { ConfigurationError, ReinsError } from '../errors/reins-error.js';
 import type { Model, ModelRequest, ModelResponse, Usage } from '../model/model.js';
 import type { Breaker } from '../resilience/circuit-breaker.js';
+import { classifyError } from '../resilience/classify-error.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/clock.js';
 import type { CascadeAttempt, CascadeRecord } from './cascade-record.js';
-import type { EscalationTrigger, TriggerSpend } from './escalation-trigger.js';
+import type { EscalationTrigger, TriggerSpend, TriggerVerdict } from './escalation-trigger.js';
 
 /** A tier: a model, optionally behind a circuit breaker. */
 export type CascadeTier = Model | { model: Model; breaker?: Breaker };
@@ -91,10 +92,19 @@ export function cascadeModel(options: CascadeModelOptions): Model {
         try {
           response = await model.generate(request);
         } catch (error) {
-          if (!breaker || !permit) throw error;
-          const recorded = breaker.record(permit, false);
-          if (recorded instanceof Promise) await recorded;
-          if (request.signal?.aborted) throw error;
+          const classification = classifyError(error);
+          // The caller's own cancellation says nothing about the tier; a 400 says it is up and the
+          // request is wrong (as retry records it): neither may open its circuit.
+          if (breaker && permit && classification.kind !== 'cancelled') {
+            const dependencyFailed =
+              classification.kind === 'transient' || classification.kind === 'throttled';
+            const recorded = breaker.record(permit, !dependencyFailed);
+            if (recorded instanceof Promise) await recorded;
+          }
+          if (request.signal?.aborted || classification.kind === 'cancelled') throw error;
+          // With nothing answered yet and no breaker to route around, the error is the caller's to
+          // handle (a retry); once a tier has answered, that answer (billed) is the fallback below.
+          if (!breaker && doubted.length === 0) throw error;
           lastError = error;
           const message = error instanceof Error ? error.message : String(error);
           attempts.push({
@@ -113,8 +123,20 @@ export function cascadeModel(options: CascadeModelOptions): Model {
         const durationMs = clock.now() - startedAt;
         const costUsd = costOf(response.model, model.name, response.usage);
         const last = tier === tiers.length - 1;
-        const checked = last ? undefined : escalate.check({ request, response, tier });
-        const verdict = checked instanceof Promise ? await checked : checked;
+        let verdict: TriggerVerdict | undefined;
+        if (!last) {
+          // A trigger that fails (a judge that errors) cannot vouch for the answer: escalate.
+          try {
+            const checked = escalate.check({ request, response, tier });
+            verdict = checked instanceof Promise ? await checked : checked;
+          } catch (error) {
+            verdict = {
+              kind: 'escalate',
+              trigger: escalate.name,
+              reason: `the trigger failed: ${error instanceof Error ? error.message : String(error)}`,
+            } as TriggerVerdict;
+          }
+        }
         if (verdict?.kind === 'escalate') {
           const attempt: CascadeAttempt = {
             kind: 'escalated',
@@ -198,7 +220,10 @@ function answer(
   }
   for (const entry of spent) additional.push(entry);
   if (response.additionalUsage) for (const entry of response.additionalUsage) additional.push(entry);
-  const answered: CascadeResponse = Object.assign({}, response, { routing });
+  // Priced as the tier that answered when the provider names no model (the cascade's own name
+  // resolves to no price, and the call would drop out of the bill).
+  const model = response.model?.trim() ? response.model : routing.answeredBy.name;
+  const answered: CascadeResponse = Object.assign({}, response, { routing, model });
   if (additional.length > 0) answered.additionalUsage = additional;
   return answered;
 }

@@ -36,6 +36,11 @@ export interface StructuralTriggerOptions {
  */
 export function structuralTrigger(options: StructuralTriggerOptions = {}): EscalationTrigger {
   const { toolCalls = true, refusal = true, maxTokens = true } = options;
+  // Copies without the g and y flags: a global pattern's test() starts where its last match ended,
+  // so it would miss every other refusal.
+  const refusalPatterns = options.refusalPatterns?.map(
+    (pattern) => new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '')),
+  );
   return {
     name: 'structural',
     kinds: ['structural'],
@@ -47,10 +52,14 @@ export function structuralTrigger(options: StructuralTriggerOptions = {}): Escal
         reason,
       });
       if (maxTokens && response.stopReason === 'max_tokens') return escalate('cut off at max_tokens');
+      // Cut off another way: the loop would end the run (truncated, hard_error) on the cheap answer.
+      if (response.stopReason === 'interrupted') return escalate('the stream was cut off (interrupted)');
+      if (response.stopReason === 'context_window_exceeded')
+        return escalate("the request did not fit the tier's context window");
       if (refusal && response.stopReason === 'refusal') return escalate('the model refused');
       const text = textOf(response.content);
       const calls = toolCallsOf(response.content);
-      if (refusal && options.refusalPatterns?.some((pattern) => pattern.test(text)))
+      if (refusal && refusalPatterns?.some((pattern) => pattern.test(text)))
         return escalate('the text reads as a refusal');
       if (toolCalls) {
         const problem = toolCallProblem(request, calls);

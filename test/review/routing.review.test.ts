@@ -3,9 +3,9 @@ import type { PriceTable } from '../../src/controls/price.js';
 import { runAgent } from '../../src/loop/run-agent.js';
 import type { Model, ModelRequest, ModelResponse } from '../../src/model/model.js';
 import { exponentialBackoff } from '../../src/resilience/backoff.js';
-import { retryingModel } from '../../src/resilience/retrying-model.js';
 import { consecutiveFailures } from '../../src/resilience/breaker-strategy.js';
 import { CircuitBreaker } from '../../src/resilience/circuit-breaker.js';
+import { retryingModel } from '../../src/resilience/retrying-model.js';
 import { type CascadeResponse, cascadeModel } from '../../src/routing/cascade-model.js';
 import { anyTrigger } from '../../src/routing/escalation-trigger.js';
 import { judgeTrigger } from '../../src/routing/judge-trigger.js';
@@ -55,12 +55,32 @@ describe('review: routing billing', () => {
     expect(result.billedTokens).toBeGreaterThanOrEqual(2200);
   });
 
-  it('bills every cheap+judge call a retry of the cascade repeats', async () => {
+  it('a retry around the strong tier retries it inside the cascade; the bill holds every call', async () => {
     const cheap = model('cheap', () => text('meh'));
     const judge = model('judge', () => text('{"score": 0.1}'));
     const strong = model('strong', (n) =>
       n < 3 ? Object.assign(new Error('overloaded'), { status: 529 }) : text('fine', 'strong'),
     );
+    const cascade = cascadeModel({
+      tiers: [
+        cheap,
+        retryingModel(strong, { maxAttempts: 3, backoff: exponentialBackoff({ baseMs: 1, capMs: 1 }) }),
+      ],
+      escalate: judgeTrigger({ judge, threshold: 0.7 }),
+    });
+    const result = await runAgent({ model: cascade, input: 'hi', prices });
+    expect(result.outcome.kind).toBe('answered');
+    expect(cheap.calls).toBe(1);
+    expect(judge.calls).toBe(1);
+    expect(strong.calls).toBe(3);
+    // cheap 0.0015 + judge 0.0045 + strong 0.0225 (its failed attempts answered nothing billable)
+    expect(result.costUsd).toBeCloseTo(0.0285, 6);
+  });
+
+  it('a strong tier that fails after the cheap answer was paid for returns that answer, degraded and billed', async () => {
+    const cheap = model('cheap', () => text('meh'));
+    const judge = model('judge', () => text('{"score": 0.1}'));
+    const strong = model('strong', () => Object.assign(new Error('overloaded'), { status: 529 }));
     const cascade = cascadeModel({
       tiers: [cheap, strong],
       escalate: judgeTrigger({ judge, threshold: 0.7 }),
@@ -71,9 +91,10 @@ describe('review: routing billing', () => {
     });
     const result = await runAgent({ model: wrapped, input: 'hi', prices });
     expect(result.outcome.kind).toBe('answered');
-    expect(cheap.calls).toBe(3);
-    // 3 cheap (0.0015 each) + 3 judge (0.0045 each) + 1 strong (0.0225) = 0.0405
-    expect(result.costUsd).toBeCloseTo(0.0405, 6);
+    // One cascade call: nothing was thrown for the retry to repeat unbilled.
+    expect(cheap.calls).toBe(1);
+    expect(judge.calls).toBe(1);
+    expect(result.costUsd).toBeCloseTo(0.006, 6);
   });
 
   it('prices the answering tier when its response names no model (as it does the tiers escalated from)', async () => {
