@@ -29,6 +29,25 @@ export type CheckpointCommit = {
   body?: string;
 } & ({ snapshot: RunState; delta?: undefined } | { delta: CheckpointDelta; snapshot?: undefined });
 
+/**
+ * Refuses a commit no writer following the contract makes: a revision other than
+ * `expectedRevision + 1` (stored, it would leave the run unloadable), or neither a snapshot nor a
+ * delta. Every store calls it first; it throws a `ReinsError` (`invalid_checkpoint`), a programmer's error.
+ */
+export function checkCommit(commit: CheckpointCommit): void {
+  const { expectedRevision, revision } = commit;
+  if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0 || revision !== expectedRevision + 1)
+    throw new ReinsError(
+      'invalid_checkpoint',
+      `checkpoint commit for ${commit.runId}: revision ${String(revision)} does not follow ${String(expectedRevision)}`,
+    );
+  if ((commit.snapshot === undefined) === (commit.delta === undefined))
+    throw new ReinsError(
+      'invalid_checkpoint',
+      `checkpoint commit for ${commit.runId}: needs a snapshot or a delta`,
+    );
+}
+
 /** A store's answer to a commit: applied, or refused because another writer moved the revision on. */
 export type CommitResult = { ok: true } | { ok: false; currentRevision: number };
 
@@ -72,6 +91,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
   readonly #runs = new Map<string, { revision: number; entries: string[] }>();
 
   commit(commit: CheckpointCommit): CommitResult {
+    checkCommit(commit);
     const run = this.#runs.get(commit.runId);
     if (run && run.revision !== commit.expectedRevision) return { ok: false, currentRevision: run.revision };
     if (commit.snapshot) {

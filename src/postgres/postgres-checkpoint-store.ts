@@ -1,6 +1,11 @@
 import type { Client, Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { type CheckpointLogEntry, commitBody, replayCheckpointLog } from '../checkpoint/checkpoint-log.js';
-import type { CheckpointCommit, CheckpointStore, CommitResult } from '../checkpoint/checkpoint-store.js';
+import {
+  type CheckpointCommit,
+  type CheckpointStore,
+  type CommitResult,
+  checkCommit,
+} from '../checkpoint/checkpoint-store.js';
 import { ConfigurationError, ReinsError } from '../errors/reins-error.js';
 import type { RunState } from '../loop/run-state.js';
 
@@ -142,6 +147,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /** Applies `commit` when the run's head is at `commit.expectedRevision` or the run is new. */
   async commit(commit: CheckpointCommit): Promise<CommitResult> {
+    checkCommit(commit);
     if (!this.#isReady) await this.#ensureReady();
     const body = commitBody(commit);
     const values = [

@@ -1,6 +1,11 @@
 import type { Redis } from 'ioredis';
 import { type CheckpointLogEntry, commitBody, replayCheckpointLog } from '../checkpoint/checkpoint-log.js';
-import type { CheckpointCommit, CheckpointStore, CommitResult } from '../checkpoint/checkpoint-store.js';
+import {
+  type CheckpointCommit,
+  type CheckpointStore,
+  type CommitResult,
+  checkCommit,
+} from '../checkpoint/checkpoint-store.js';
 import { ConfigurationError, ReinsError } from '../errors/reins-error.js';
 import type { RunState } from '../loop/run-state.js';
 
@@ -156,6 +161,7 @@ export class RedisCheckpointStore implements CheckpointStore {
 
   /** Applies `commit` when the run's head is at `commit.expectedRevision` or the run is new. */
   async commit(commit: CheckpointCommit): Promise<CommitResult> {
+    checkCommit(commit);
     const outcome = commit.snapshot ? commit.snapshot.outcome : (commit.delta.outcome ?? null);
     const [code, revision] = await this.#run(
       commit.runId,

@@ -3,7 +3,12 @@ import { resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { applyCheckpointDeltas, type CheckpointDelta } from '../checkpoint/checkpoint-delta.js';
 import { parseCheckpointDelta } from '../checkpoint/checkpoint-log.js';
-import type { CheckpointCommit, CheckpointStore, CommitResult } from '../checkpoint/checkpoint-store.js';
+import {
+  type CheckpointCommit,
+  type CheckpointStore,
+  type CommitResult,
+  checkCommit,
+} from '../checkpoint/checkpoint-store.js';
 import { isReinsError, ReinsError } from '../errors/reins-error.js';
 import { parseRunState, type RunState } from '../loop/run-state.js';
 import { openDatabase, type SqliteTarget } from './open-database.js';
@@ -113,6 +118,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
 
   /** Applies `commit` when the run's revision is `commit.expectedRevision` or the run has no row. */
   commit(commit: CheckpointCommit): CommitResult {
+    checkCommit(commit);
     this.#assertFileInPlace();
     return this.#commit.immediate(commit);
   }
