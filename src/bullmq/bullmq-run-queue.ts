@@ -71,10 +71,12 @@ export class BullmqRunQueue implements RunQueue {
   ): Promise<{ ok: true; runId: string } | { ok: false; reason: 'duplicate_run'; runId: string }> {
     const runId = request.runId ?? this.#generateId('run');
     // BullMQ's own rules for a custom job id.
-    if (runId.includes(':') || /^\d+$/.test(runId))
+    // BullMQ's own rules for a custom job id, and `.resume.`, which names a run's resume jobs
+    // (`<run>.resume.<n>`): a run by that name would take another run's resume job id.
+    if (runId.includes(':') || /^\d+$/.test(runId) || runId.includes('.resume.'))
       throw new ConfigurationError(
         'runId',
-        `"${runId}" cannot contain ':' or be a whole number (BullMQ job ids)`,
+        `"${runId}" cannot contain ':' or '.resume.' or be a whole number (BullMQ job ids)`,
       );
     const created = await this.registry.create(queuedRecord(runId, request, this.#clock.now()), request);
     if (!created) return { ok: false, reason: 'duplicate_run', runId };

@@ -8,6 +8,7 @@ export type Authenticate = (token: string) => Actor | undefined | Promise<Actor 
 
 /** RFC 6750's `b64token`: what may follow `Bearer `. */
 const bearerPattern = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const tokenPattern = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The token of an `Authorization: Bearer …` header, or `undefined` when there is none or it is malformed. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -34,6 +35,9 @@ function sameText(a: string, b: string): boolean {
 export function staticTokens(tokens: Readonly<Record<string, Actor | string>>): Authenticate {
   const entries = Object.entries(tokens).map(([token, actor]): [string, Actor] => {
     if (token.length < 8) throw new TypeError('staticTokens: every token needs at least 8 characters');
+    // A token no Authorization header can carry would only ever be refused: say so at start-up.
+    if (!tokenPattern.test(token))
+      throw new TypeError('staticTokens: a token may hold only A-Z a-z 0-9 - . _ ~ + / and trailing =');
     return [token, typeof actor === 'string' ? { id: actor } : actor];
   });
   return (token) => {
@@ -55,6 +59,9 @@ export function parseTokenTable(text: string): Record<string, Actor | string> {
       throw new TypeError('a token table must be a JSON object');
     const table: Record<string, Actor | string> = {};
     for (const [token, actor] of Object.entries(parsed)) {
+      // JSON.parse keeps the last of two equal keys: a token listed twice would silently change hands.
+      const key = new RegExp(`${JSON.stringify(token).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\s*:`, 'g');
+      if ((trimmed.match(key)?.length ?? 0) > 1) throw new TypeError('token table: a token is listed twice');
       if (typeof actor === 'string') table[token] = actor;
       else if (typeof actor === 'object' && actor !== null && typeof (actor as Actor).id === 'string')
         table[token] = actor as Actor;
@@ -69,6 +76,8 @@ export function parseTokenTable(text: string): Record<string, Actor | string> {
     const [token, actorId, ...rest] = line.split(/\s+/);
     if (!token || !actorId || rest.length > 0)
       throw new TypeError(`token table line ${index + 1}: expected "token actor-id"`);
+    if (Object.hasOwn(table, token))
+      throw new TypeError(`token table line ${index + 1}: the token is listed twice`);
     table[token] = actorId;
   }
   return table;

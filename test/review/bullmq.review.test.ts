@@ -27,9 +27,10 @@ describe('review: BullMQ job ids', () => {
       pendingApprovals: [{ approvalId: 'p1' } as never],
     });
     // Another caller (another tenant) picks a run id that is a legal BullMQ id.
-    expect(
-      (await queue.enqueue({ agent: 'steps', input: 'x', actor: { id: 'eve' }, runId: 'a.resume.1' })).ok,
-    ).toBe(true);
+    // It is refused: a run id may not take the shape of a resume job's id.
+    await expect(
+      queue.enqueue({ agent: 'steps', input: 'x', actor: { id: 'eve' }, runId: 'a.resume.1' }),
+    ).rejects.toThrow(/\.resume\./);
     const verdict = await queue.submitVerdicts('a', [{ approvalId: 'p1', decision: 'approve', by: 'ana' }]);
     expect(verdict).toEqual({ ok: true });
     // The verdict was accepted and the record says queued: a resume job for "a" must exist.

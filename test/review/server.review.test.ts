@@ -102,8 +102,10 @@ describe('review: service', () => {
     expect(() => parseTokenTable('tok-shared-1 ana\ntok-shared-1 ben')).toThrow();
   });
 
-  it('a token the table accepts can be presented as a bearer token', async () => {
-    const table = parseTokenTable('tok!en!ana ana\nabc$defgh ben');
+  it('a token no bearer header can carry is refused when the table is loaded, not 401 forever', async () => {
+    expect(() => staticTokens(parseTokenTable('tok!en!ana ana\nabc$defgh ben'))).toThrow(/may hold only/);
+    // The tokens a header can carry all authenticate.
+    const table = parseTokenTable('tok-en.ana~1 ana\nabc+def/gh== ben');
     const authenticate = staticTokens(table);
     const { queue } = await stack();
     const app = createRunService({
