@@ -246,13 +246,29 @@ async function parked(
   clock: Clock,
   result?: RunResult,
 ): Promise<ExecuteRunResult> {
-  await options.registry.update(runId, {
-    status: 'awaiting_approval',
-    outcome: { kind: 'awaiting_approval', requests },
-    pendingApprovals: requests,
-    updatedAt: clock.now(),
-    ...(result ? figures(result) : {}),
-  });
+  const parkedRecord = await options.registry.update(
+    runId,
+    {
+      status: 'awaiting_approval',
+      outcome: { kind: 'awaiting_approval', requests },
+      pendingApprovals: requests,
+      updatedAt: clock.now(),
+      ...(result ? figures(result) : {}),
+    },
+    // Only a run still running (or parked already, redelivered) parks: a cancel acknowledged while
+    // the pause was being committed must not be undone by it, or a later approval would run the call.
+    ['running', 'queued', 'awaiting_approval'],
+  );
+  if (!parkedRecord) {
+    if ((await options.registry.get(runId))?.status === 'cancelling')
+      return ended(
+        options,
+        runId,
+        { kind: 'cancelled', reason: 'cancelled while it paused for approval' },
+        result,
+      );
+    return { kind: 'skipped', reason: 'already_ended' };
+  }
   return { kind: 'parked', requests };
 }
 
