@@ -2,6 +2,7 @@ import { cyrb53 } from '../controls/text-hash.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import { bootstrapInterval } from '../eval/bootstrap-interval.js';
 import type { Interval } from '../eval/eval-types.js';
+import { comparePaired } from '../eval/paired-test.js';
 import { quantileOfSorted } from '../eval/quantile.js';
 import { wilsonInterval } from '../eval/wilson-interval.js';
 import type { ModelRequest, ModelResponse } from '../model/model.js';
@@ -41,8 +42,8 @@ export interface CalibrateTriggerOptions {
    */
   targetAccuracyLoss?: number;
   /**
-   * `upper`: the 95 % upper bound must meet each target (Wilson for the misroute rate, a normal
-   * interval on the paired difference for accuracy loss), so the set was big enough to show it;
+   * `upper`: the 95 % upper bound must meet each target (Wilson for the misroute rate, Newcombe's
+   * paired interval for accuracy loss), so the set was big enough to show it;
    * `point`: the observed figure must.
    * @default 'upper'
    */
@@ -224,26 +225,30 @@ function misroutesAt(
 
 /**
  * Accuracy lost against all-strong at `threshold`: the mean over samples of (strong right − cascade
- * right), nonzero only on kept samples, with a normal 95 % upper bound on that paired difference.
+ * right), nonzero only on kept samples, with a 95 % upper bound from Newcombe's interval for paired
+ * proportions (Wilson-based, as the eval harness compares two versions): it never has zero width,
+ * so three samples that agree are not taken for evidence (a normal bound would be exactly 0).
  */
 function accuracyLossAt(
   samples: readonly LabeledSample[],
   scored: readonly ScoredSample[],
   threshold: number,
-): { estimate: number; upper: number } {
+): { estimate: number; lower: number; upper: number } {
   const n = samples.length;
-  let sum = 0;
-  let squares = 0;
+  const strong: boolean[] = new Array(n);
+  const cascade: boolean[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const sample = samples[i] as LabeledSample;
-    if (escalates(scored[i] as ScoredSample, threshold)) continue;
-    const difference = (sample.strongCorrect ? 1 : 0) - (sample.needsEscalation ? 0 : 1);
-    sum += difference;
-    squares += difference * difference;
+    const strongRight = sample.strongCorrect === true;
+    strong[i] = strongRight;
+    cascade[i] = escalates(scored[i] as ScoredSample, threshold) ? strongRight : !sample.needsEscalation;
   }
-  const estimate = sum / n;
-  const variance = n > 1 ? (squares - n * estimate * estimate) / (n - 1) : 0;
-  return { estimate, upper: estimate + 1.959964 * Math.sqrt(Math.max(0, variance) / n) };
+  const compared = comparePaired(strong, cascade);
+  return {
+    estimate: 0 - compared.difference || 0,
+    lower: -compared.differenceCi95[1],
+    upper: -compared.differenceCi95[0],
+  };
 }
 
 /** The figures of `threshold` over the labeled set. */
@@ -309,7 +314,7 @@ export function operatingPoint(
       ? {
           accuracyLoss: {
             estimate: loss.estimate,
-            interval: [2 * loss.estimate - loss.upper, loss.upper] as Interval,
+            interval: [loss.lower, loss.upper] as Interval,
           },
         }
       : {}),
