@@ -49,6 +49,7 @@ describe('review: BullMQ cancel racing a pause', () => {
     let cancelled: CancelResult | undefined;
     let hooked = false;
     class HookedStore extends MemoryCheckpointStore {
+      // @ts-expect-error: an asynchronous commit, as a durable store's is (the contract allows a promise)
       override commit(commit: CheckpointCommit) {
         if (!hooked && commit.status === 'ended') {
           hooked = true;

@@ -8,6 +8,7 @@ const request: ModelRequest = {
   system: '',
   messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
   tools: [],
+  toolChoice: 'auto',
 };
 const sample = (
   i: number,

@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CheckpointStore } from '../../src/checkpoint/checkpoint-store.js';
+import type { CheckpointCommit, CheckpointStore } from '../../src/checkpoint/checkpoint-store.js';
+import type { RunState } from '../../src/loop/run-state.js';
 import { PostgresCheckpointStore } from '../../src/postgres/postgres-checkpoint-store.js';
 import { RedisCheckpointStore } from '../../src/redis/redis-checkpoint-store.js';
 import { deltaCommit, fixtureState, snapshotCommit, stepOf } from '../support/checkpoint-fixtures.js';
@@ -47,7 +48,7 @@ describe.each(Object.keys(stores))('review: %s checkpoint store', (name) => {
     const commit = deltaCommit(state, next);
     // A writer bug (or a replayed, edited job) claims revision 5 from 1.
     const bad = { ...commit, revision: 5, delta: { ...commit.delta!, revision: 5 } };
-    const result = await settle(() => store.commit(bad));
+    const result = await settle(() => store.commit(bad as CheckpointCommit));
     const accepted = 'value' in result && (result.value as { ok: boolean }).ok;
     const load = await settle(() => store.load('jump'));
     // Either the store refuses the commit, or what it accepted still loads.
@@ -82,7 +83,7 @@ describe.each(Object.keys(stores))('review: %s checkpoint store', (name) => {
 
   it('loads concurrent with commits (deltas and snapshots) never see a torn log', async () => {
     const store = stores[name]!();
-    let state = { ...fixtureState('torn'), revision: 1 };
+    let state: RunState = { ...fixtureState('torn'), revision: 1 };
     await store.commit(snapshotCommit(fixtureState('torn')));
     let done = false;
     const failures: unknown[] = [];
@@ -100,7 +101,9 @@ describe.each(Object.keys(stores))('review: %s checkpoint store', (name) => {
     for (let i = 0; i < 60; i++) {
       const next = stepOf(state, `s${i}`);
       const commit =
-        i % 7 === 6 ? snapshotCommit({ ...next, revision: state.revision }) : deltaCommit(state, next);
+        i % 7 === 6
+          ? snapshotCommit({ ...next, revision: state.revision as number })
+          : deltaCommit(state, next);
       expect(await store.commit(commit)).toEqual({ ok: true });
       state = next;
     }

@@ -14,6 +14,7 @@ describe('review: cancel racing a pause', () => {
     const effects: string[] = [];
     let hook: (() => Promise<void>) | undefined;
     class HookedStore extends MemoryCheckpointStore {
+      // @ts-expect-error: an asynchronous commit, as a durable store's is (the contract allows a promise)
       override commit(commit: CheckpointCommit) {
         if (hook && commit.status === 'ended') {
           const run = hook;

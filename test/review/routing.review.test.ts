@@ -119,6 +119,7 @@ describe('review: routing billing', () => {
       system: '',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
       tools: [],
+      toolChoice: 'auto',
     });
     expect(strong.calls).toBe(1);
     expect(response.content).toEqual([{ type: 'text', text: 'good answer' }]);
@@ -130,6 +131,7 @@ describe('review: routing billing', () => {
       system: '',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
       tools: [],
+      toolChoice: 'auto',
     };
     const verdicts = [];
     for (let i = 0; i < 2; i++)
@@ -177,6 +179,7 @@ describe('review: routing billing', () => {
       system: '',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
       tools: [],
+      toolChoice: 'auto',
     };
     for (let i = 0; i < 2; i++) {
       const controller = new AbortController();
@@ -205,6 +208,7 @@ describe('review: routing billing', () => {
       system: '',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
       tools: [],
+      toolChoice: 'auto',
     };
     await cascade.generate(base);
     await cascade.generate(base);
