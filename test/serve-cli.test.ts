@@ -130,6 +130,40 @@ describe('reins serve', () => {
       try {
         await queueAndApprove(url);
         expect(refunds).toEqual([{ orderId: 'o-1001', amount: 84.5 }]);
+
+        // Clients that follow a paused run and drop their connection leave no Redis subscription behind.
+        const ana = { Authorization: 'Bearer token-for-cust-ana', 'Content-Type': 'application/json' };
+        const { runId } = (await (
+          await fetch(`${url}runs`, {
+            method: 'POST',
+            headers: ana,
+            body: '{"agent":"support","input":"Refund?"}',
+          })
+        ).json()) as { runId: string };
+        await vi.waitFor(async () => {
+          const record = (await (await fetch(`${url}runs/${runId}`, { headers: ana })).json()) as {
+            status: string;
+          };
+          expect(record.status).toBe('awaiting_approval');
+        });
+        const channels = () =>
+          redis.call('PUBSUB', 'CHANNELS', `${prefix}:events-notice:*`) as Promise<string[]>;
+        for (let index = 0; index < 5; index += 1) {
+          const controller = new AbortController();
+          const stream = await fetch(`${url}runs/${runId}/events`, {
+            headers: ana,
+            signal: controller.signal,
+          });
+          await stream.body!.getReader().read();
+          await vi.waitFor(async () => expect(await channels()).toHaveLength(1));
+          controller.abort();
+          // Within the Redis log's poll (5 s): its follow misses an abort that lands outside its
+          // wait, and sees it at the next poll (a queue-branch finding, reported).
+          await vi.waitFor(async () => expect(await channels()).toEqual([]), {
+            timeout: 8_000,
+            interval: 100,
+          });
+        }
       } finally {
         await worker.close();
         const exited = new Promise((resolve) => served.child.once('exit', resolve));

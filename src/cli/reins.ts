@@ -405,7 +405,7 @@ trace
 program
   .command('serve')
   .description(
-    'Serve queued runs over HTTP with the run viewer at / (loopback): POST /runs, GET /runs/:id/events (SSE), approvals, cancel',
+    'Serve queued runs over HTTP with the run viewer at / (loopback): start runs, follow their traces (SSE), approve, cancel',
   )
   .option(
     '--agents <module>',

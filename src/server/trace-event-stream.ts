@@ -39,17 +39,21 @@ export function streamTraceEvents(c: Context, options: TraceEventStreamOptions):
       }, heartbeatMs);
     };
     beat();
+    // A write to a client that has gone may never settle: every write races the abort, so a
+    // dropped client always ends the follow (and the log's listener or subscription with it).
+    const gone = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve()));
+    const send = (write: Promise<unknown>) => Promise.race([write, gone]);
     let lastSeq = options.afterSeq;
     try {
-      await stream.write('retry: 2000\n\n');
+      await send(stream.write('retry: 2000\n\n'));
       for await (const event of events.follow(runId, options.afterSeq, controller.signal)) {
         if (controller.signal.aborted || stream.aborted) break;
         if (event.seq <= lastSeq) continue;
         lastSeq = event.seq;
-        await stream.writeSSE({ event: 'trace', id: String(event.seq), data: JSON.stringify(event) });
+        await send(stream.writeSSE({ event: 'trace', id: String(event.seq), data: JSON.stringify(event) }));
       }
       if (!controller.signal.aborted && !stream.aborted)
-        await stream.writeSSE({ event: 'end', data: JSON.stringify(await options.finalState()) });
+        await send(stream.writeSSE({ event: 'end', data: JSON.stringify(await options.finalState()) }));
     } finally {
       if (timer !== undefined) clock.clearTimeout(timer);
       request.removeEventListener('abort', stop);
