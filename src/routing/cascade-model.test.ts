@@ -144,7 +144,9 @@ describe('cascadeModel', () => {
   it('skips a tier whose breaker is open, with the reason, and makes no call to it', async () => {
     const clock = fakeClock();
     const breaker = new CircuitBreaker({ strategy: consecutiveFailures(1), cooldownMs: 30_000, clock });
-    const failing = scriptedModel([{ throws: new Error('503 overloaded') }], { name: 'cheap' });
+    const failing = scriptedModel([{ throws: Object.assign(new Error('503 overloaded'), { status: 503 }) }], {
+      name: 'cheap',
+    });
     const strong = scriptedModel([{ text: 'first' }, { text: 'second' }], { name: 'strong' });
     const model = cascadeModel({
       tiers: [{ model: failing, breaker }, strong],
@@ -169,6 +171,19 @@ describe('cascadeModel', () => {
       retryInMs: 29_000,
     });
     expect(second.routing.answeredBy).toEqual({ tier: 1, name: 'strong' });
+  });
+
+  it('a 400 from a tier with a breaker is rethrown and leaves the breaker closed', async () => {
+    const breaker = new CircuitBreaker({ strategy: consecutiveFailures(1) });
+    const badRequest = Object.assign(new Error('400 invalid request'), { status: 400 });
+    const strong = scriptedModel([], { name: 'strong' });
+    const model = cascadeModel({
+      tiers: [{ model: scriptedModel([{ throws: badRequest }], { name: 'cheap' }), breaker }, strong],
+      escalate: structuralTrigger(),
+    });
+    await expect(model.generate(request)).rejects.toThrow('400 invalid request');
+    expect(breaker.status).toBe('closed');
+    expect(strong.calls).toHaveLength(0);
   });
 
   it('returns the doubted answer, labeled degraded, when the strong tier is down', async () => {

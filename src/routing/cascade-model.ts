@@ -2,6 +2,7 @@ import { costUsdOf, type PriceTable, resolvePrice } from '../controls/price.js';
 import { ConfigurationError, ReinsError } from '../errors/reins-error.js';
 import type { Model, ModelRequest, ModelResponse, Usage } from '../model/model.js';
 import type { Breaker } from '../resilience/circuit-breaker.js';
+import { classifyError } from '../resilience/classify-error.js';
 import type { Clock } from '../time/clock.js';
 import { systemClock } from '../time/clock.js';
 import type { CascadeAttempt, CascadeRecord } from './cascade-record.js';
@@ -34,8 +35,9 @@ export type CascadeResponse = ModelResponse & { routing: CascadeRecord };
  *   `additionalUsage`, so the loop's budgets and bill charge every call at its model's price.
  * - `response.routing` ({@link CascadeRecord}) says which tier answered and why each escalation
  *   happened, with both costs; the loop writes it into the trace's `model-response` event.
- * - A tier behind a breaker that is open is skipped (no call); one whose call throws is recorded as
- *   a failure and the next tier answers. A tier without a breaker rethrows.
+ * - A tier behind a breaker that is open is skipped (no call). One whose call fails transiently
+ *   (5xx, 429, a dropped connection) is recorded on its breaker and the next tier answers; a
+ *   terminal error (a 400) or a cancellation is rethrown, as is any error from a tier without a breaker.
  * - Not streaming: each tier's answer is complete before the trigger reads it, so no cheap text
  *   reaches a user before the cascade has decided to keep it.
  *
@@ -92,9 +94,14 @@ export function cascadeModel(options: CascadeModelOptions): Model {
           response = await model.generate(request);
         } catch (error) {
           if (!breaker || !permit) throw error;
-          const recorded = breaker.record(permit, false);
+          // As retry does: a cancellation is nobody's failure, a terminal error (a 400) says the
+          // dependency is up and our request is wrong, so it closes nothing and moves nowhere.
+          const classification = classifyError(error);
+          if (classification.kind === 'cancelled' || request.signal?.aborted) throw error;
+          const dependencyFailed = classification.kind === 'transient' || classification.kind === 'throttled';
+          const recorded = breaker.record(permit, !dependencyFailed);
           if (recorded instanceof Promise) await recorded;
-          if (request.signal?.aborted) throw error;
+          if (!dependencyFailed) throw error;
           lastError = error;
           const message = error instanceof Error ? error.message : String(error);
           attempts.push({
