@@ -4,6 +4,7 @@ import { main as incidentEval } from './eval-incident-agent.js';
 import { main as judgeCalibration } from './judge-calibration.js';
 import { main as payBill } from './pay-a-bill-safely.js';
 import { main as queuedSupport } from './queued-support-agent.js';
+import { main as routeTickets } from './route-support-tickets.js';
 import { main } from './support-agent.js';
 
 describe('examples run offline', () => {
@@ -92,5 +93,16 @@ describe('examples run offline', () => {
     expect(calibration.invalidRate).toBe(0);
     expect(summary.warning).toMatch(/below the required 0\.60/);
     model.assertDone();
+  });
+
+  it('route-support-tickets: the fitted threshold is above 0.5, meets its target, and production stays in band', async () => {
+    const { calibration, production, check, costUsd } = await routeTickets();
+    expect(calibration.threshold.value).toBeGreaterThan(0.5);
+    expect(calibration.misrouteRate.interval[1]).toBeLessThanOrEqual(0.05);
+    expect(production.requests).toBe(100);
+    expect(production.escalated).toBeGreaterThan(0);
+    expect(check.kind).toBe('ok');
+    // Cheaper than sending all 100 to the large model (800 in, 40 out at $15/$75).
+    expect(costUsd).toBeLessThan((100 * (800 * 15 + 40 * 75)) / 1e6);
   });
 });

@@ -173,6 +173,19 @@ describe('cascadeModel', () => {
     expect(second.routing.answeredBy).toEqual({ tier: 1, name: 'strong' });
   });
 
+  it('a 400 from a tier with a breaker is rethrown and leaves the breaker closed', async () => {
+    const breaker = new CircuitBreaker({ strategy: consecutiveFailures(1) });
+    const badRequest = Object.assign(new Error('400 invalid request'), { status: 400 });
+    const strong = scriptedModel([], { name: 'strong' });
+    const model = cascadeModel({
+      tiers: [{ model: scriptedModel([{ throws: badRequest }], { name: 'cheap' }), breaker }, strong],
+      escalate: structuralTrigger(),
+    });
+    await expect(model.generate(request)).rejects.toThrow('400 invalid request');
+    expect(breaker.status).toBe('closed');
+    expect(strong.calls).toHaveLength(0);
+  });
+
   it('returns the doubted answer, labeled degraded, when the strong tier is down', async () => {
     const breaker = new CircuitBreaker({ strategy: consecutiveFailures(1) });
     breaker.record(breaker.acquire(), false);

@@ -35,8 +35,9 @@ export type CascadeResponse = ModelResponse & { routing: CascadeRecord };
  *   `additionalUsage`, so the loop's budgets and bill charge every call at its model's price.
  * - `response.routing` ({@link CascadeRecord}) says which tier answered and why each escalation
  *   happened, with both costs; the loop writes it into the trace's `model-response` event.
- * - A tier behind a breaker that is open is skipped (no call); one whose call throws is recorded as
- *   a failure and the next tier answers. A tier without a breaker rethrows.
+ * - A tier behind a breaker that is open is skipped (no call). One whose call fails transiently
+ *   (5xx, 429, a dropped connection) is recorded on its breaker and the next tier answers; a
+ *   terminal error (a 400) or a cancellation is rethrown, as is any error from a tier without a breaker.
  * - Not streaming: each tier's answer is complete before the trigger reads it, so no cheap text
  *   reaches a user before the cascade has decided to keep it.
  *
@@ -102,9 +103,11 @@ export function cascadeModel(options: CascadeModelOptions): Model {
             if (recorded instanceof Promise) await recorded;
           }
           if (request.signal?.aborted || classification.kind === 'cancelled') throw error;
-          // With nothing answered yet and no breaker to route around, the error is the caller's to
-          // handle (a retry); once a tier has answered, that answer (billed) is the fallback below.
-          if (!breaker && doubted.length === 0) throw error;
+          // Before any tier has answered, an error the next tier cannot help with (no breaker to
+          // route around, or a 400: the next model would get the same request) is the caller's. Once
+          // a tier has answered and been paid for, that answer is the fallback below (billed, degraded).
+          const outage = classification.kind === 'transient' || classification.kind === 'throttled';
+          if (doubted.length === 0 && (!breaker || !outage)) throw error;
           lastError = error;
           const message = error instanceof Error ? error.message : String(error);
           attempts.push({

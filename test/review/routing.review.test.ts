@@ -210,8 +210,9 @@ describe('review: routing billing', () => {
       tools: [],
       toolChoice: 'auto',
     };
-    await cascade.generate(base);
-    await cascade.generate(base);
+    // A 400 before any tier answered is the caller's (the next tier would get the same request).
+    await expect(cascade.generate(base)).rejects.toThrow(/too long/);
+    await expect(cascade.generate(base)).rejects.toThrow(/too long/);
     const response = (await cascade.generate(base)) as CascadeResponse;
     // retryOrThrow's rule: "A 400 says the dependency is up … it must not open the circuit".
     expect(response.routing.answeredBy.name).toBe('cheap');
