@@ -222,11 +222,9 @@ export async function runQueueBench(
         throughputPerSecond: Math.round((runs / measured.seconds) * 10) / 10,
         ...lat,
       };
+      for (const child of children) child.removeAllListeners('exit');
       const exits = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
-      for (const child of children) {
-        child.removeAllListeners('exit');
-        child.kill('SIGTERM');
-      }
+      for (const child of children) child.kill('SIGTERM');
       await Promise.all(exits);
       await queue.close();
       await deleteKeys(redis, prefix);
