@@ -72,8 +72,11 @@ async function throughput(target: Target, ids: string[], isDone: () => Promise<n
         .map((runId) => target.queue.enqueue({ agent: 'steps', input: 'go', actor: { id: 'bench' }, runId })),
     );
   const deadline = started + 120_000;
-  let ended = 0;
-  while ((ended = await isDone()) < ids.length && Date.now() < deadline) await sleep(20);
+  let ended = await isDone();
+  while (ended < ids.length && Date.now() < deadline) {
+    await sleep(20);
+    ended = await isDone();
+  }
   return { seconds: (Date.now() - started) / 1000, ended };
 }
 
