@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type ExecuteRunResult, executeRun, type RunExecutorOptions } from '../queue/execute-run.js';
@@ -89,6 +90,8 @@ export async function createRunWorker(options: RunWorkerOptions): Promise<RunWor
   const cancels = new Map<string, AbortController>();
   const drain = new AbortController();
   const drainNow = new AbortController();
+  // Every run in flight listens to both: as many listeners as the concurrency, not a leak.
+  setMaxListeners(0, drain.signal, drainNow.signal);
 
   const subscriber: Redis = redis.duplicate();
   subscriber.on('message', (_channel: string, runId: string) => cancels.get(runId)?.abort());

@@ -8,6 +8,7 @@ import { benchContext } from './bench-context.js';
 import { benchFleet } from './bench-fleet.js';
 import { benchIdempotency } from './bench-idempotency.js';
 import { benchInjection } from './bench-injection.js';
+import { benchQueue } from './bench-queue.js';
 import { benchRouting } from './bench-routing.js';
 import { demo } from './demo.js';
 import { demoStream } from './demo-stream.js';
@@ -171,6 +172,27 @@ bench
   .option('--json', 'print the figures as JSON')
   .action(async (options) => {
     process.exitCode = await benchRouting(Boolean(options.json));
+  });
+
+bench
+  .command('queue')
+  .description(
+    'Queued runs on BullMQ worker processes (1, 4, 8) beside the same runs in-process: runs/s, enqueue-to-first-event latency, overhead per run',
+  )
+  .option('--json', 'print the figures as JSON')
+  .option('--redis <url>', 'Redis URL', process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379')
+  .addOption(new Option('--runs <n>', 'runs per throughput measurement').argParser(wholeNumber('--runs', 1)))
+  .addOption(
+    new Option('--concurrency <n>', 'runs at once per worker process').argParser(
+      wholeNumber('--concurrency', 1),
+    ),
+  )
+  .action(async (options) => {
+    process.exitCode = await benchQueue(Boolean(options.json), {
+      redisUrl: options.redis,
+      ...(options.runs ? { runs: options.runs } : {}),
+      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    });
   });
 
 bench

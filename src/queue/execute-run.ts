@@ -78,7 +78,8 @@ export async function executeRun(
 ): Promise<ExecuteRunResult> {
   const { registry, clock = systemClock } = options;
   const { runId, request } = job;
-  const record = await registry.get(runId);
+  // Both reads at once: one round trip on a shared connection.
+  const [record, state] = await Promise.all([registry.get(runId), options.checkpoint.load(runId)]);
   if (!record) return { kind: 'skipped', reason: 'not_found' };
   if (record.status === 'ended') return { kind: 'skipped', reason: 'already_ended' };
   if (record.status === 'cancelling' || signals.cancel?.aborted) {
@@ -95,7 +96,6 @@ export async function executeRun(
     };
     return ended(options, runId, outcome, undefined);
   }
-  const state = await options.checkpoint.load(runId);
   if (state?.status === 'ended' && state.outcome?.kind === 'awaiting_approval' && !job.verdicts) {
     // A redelivered pause: park it again without opening a new trace segment.
     return parked(options, runId, state.outcome.requests, clock);
@@ -278,14 +278,16 @@ async function ended(
   outcome: Outcome,
   result: RunResult | undefined,
 ): Promise<ExecuteRunResult> {
-  const record = await options.registry.update(runId, {
-    status: 'ended',
-    outcome,
-    pendingApprovals: undefined,
-    updatedAt: (options.clock ?? systemClock).now(),
-    ...(result ? figures(result) : {}),
-  });
-  await options.events.end(runId);
+  const [record] = await Promise.all([
+    options.registry.update(runId, {
+      status: 'ended',
+      outcome,
+      pendingApprovals: undefined,
+      updatedAt: (options.clock ?? systemClock).now(),
+      ...(result ? figures(result) : {}),
+    }),
+    options.events.end(runId),
+  ]);
   return { kind: 'ended', outcome, record };
 }
 

@@ -42,8 +42,10 @@ export class RunEventSink implements TraceSink {
     if (this.#buffer.length === 0) return;
     const batch = this.#buffer;
     this.#buffer = [];
-    await this.#log.append(this.#runId, batch);
-    if (this.#onAppend) await this.#onAppend(batch);
+    // Sent together: over one Redis connection the two writes share a round trip.
+    const appended = this.#log.append(this.#runId, batch);
+    if (this.#onAppend) await Promise.all([appended, this.#onAppend(batch)]);
+    else await appended;
   }
 
   async nextSeq(runId: string): Promise<number | undefined> {

@@ -1,0 +1,295 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { MemoryCheckpointStore } from '../checkpoint/checkpoint-store.js';
+import { importPeers } from '../errors/missing-peer.js';
+import { quantileOfSorted } from '../eval/quantile.js';
+import { agentRegistry } from '../queue/agent-definition.js';
+import { InProcessRunQueue } from '../queue/in-process-run-queue.js';
+import { MemoryRunEventLog } from '../queue/memory-run-event-log.js';
+import { MemoryRunRegistry } from '../queue/memory-run-registry.js';
+import type { RunEventLog, RunQueue, RunRegistry } from '../queue/run-queue.js';
+import { scriptedStepsAgent } from '../queue/scripted-steps-agent.js';
+
+/** Options for `reins bench queue`. */
+export interface BenchQueueOptions {
+  redisUrl: string;
+  /** Runs per throughput measurement. @default 400 */
+  runs?: number;
+  /** Runs enqueued one at a time for the latency figures. @default 100 */
+  latencyRuns?: number;
+  /** Worker process counts. @default [1, 4, 8] */
+  workers?: readonly number[];
+  /** Runs at once per worker process. @default 16 */
+  concurrency?: number;
+}
+
+/** One configuration's figures. */
+export interface QueueFigures {
+  runs: number;
+  lost: number;
+  duplicates: number;
+  resumed: number;
+  throughputPerSecond: number;
+  /** Enqueue to the run's first trace event, runs enqueued one at a time on idle workers. */
+  firstEventMs: { p50: number; p99: number };
+  /** Enqueue to the run's last event, one at a time. */
+  runMs: { p50: number; p99: number };
+}
+
+/** What `reins bench queue --json` prints: the 4-worker figures at the top, every count under `byWorkers`. */
+export interface QueueBenchReport extends QueueFigures {
+  workers: number;
+  checkpoint: 'redis';
+  stepsPerRun: number;
+  byWorkers: Record<string, QueueFigures>;
+  inProcess: Omit<QueueFigures, 'resumed'>;
+  /** Queue over in-process: throughput ratio (in-process ÷ queue at 4 workers) and added ms per run (p50). */
+  overhead: { throughputRatio: number; msPerRunP50: number };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function quantiles(values: number[]): { p50: number; p99: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const round = (value: number) => Math.round(value * 100) / 100;
+  return { p50: round(quantileOfSorted(sorted, 0.5)), p99: round(quantileOfSorted(sorted, 0.99)) };
+}
+
+interface Target {
+  queue: RunQueue;
+  registry: RunRegistry;
+  events: RunEventLog;
+}
+
+/** Throughput: enqueue every run at once, then wait until all ended. */
+async function throughput(target: Target, ids: string[], isDone: () => Promise<number>) {
+  const started = Date.now();
+  const chunk = 50;
+  for (let i = 0; i < ids.length; i += chunk)
+    await Promise.all(
+      ids
+        .slice(i, i + chunk)
+        .map((runId) => target.queue.enqueue({ agent: 'steps', input: 'go', actor: { id: 'bench' }, runId })),
+    );
+  const deadline = started + 120_000;
+  let ended = await isDone();
+  while (ended < ids.length && Date.now() < deadline) {
+    await sleep(20);
+    ended = await isDone();
+  }
+  return { seconds: (Date.now() - started) / 1000, ended };
+}
+
+/** Latency: one run at a time on idle workers, enqueue to first and last event. */
+async function latency(target: Target, ids: string[]) {
+  const first: number[] = [];
+  const whole: number[] = [];
+  for (const runId of ids) {
+    const enqueuedAt = Date.now();
+    await target.queue.enqueue({ agent: 'steps', input: 'go', actor: { id: 'bench' }, runId });
+    const deadline = enqueuedAt + 10_000;
+    let record = await target.registry.get(runId);
+    while (record?.status !== 'ended' && Date.now() < deadline) {
+      await sleep(2);
+      record = await target.registry.get(runId);
+    }
+    const events = await target.events.read(runId, -1);
+    const start = events[0];
+    const end = events.at(-1);
+    if (start) first.push(start.at - enqueuedAt);
+    if (end) whole.push(end.at - enqueuedAt);
+  }
+  return { firstEventMs: quantiles(first), runMs: quantiles(whole) };
+}
+
+async function inProcessFigures(runs: number, latencyRuns: number, concurrency: number) {
+  const registry = new MemoryRunRegistry();
+  const events = new MemoryRunEventLog();
+  const effects = new Map<string, number>();
+  const queue = new InProcessRunQueue({
+    agents: agentRegistry([
+      scriptedStepsAgent({
+        steps: 6,
+        effect: ({ key }) => void effects.set(key, (effects.get(key) ?? 0) + 1),
+      }),
+    ]),
+    checkpoint: new MemoryCheckpointStore(),
+    registry,
+    events,
+    concurrency,
+  });
+  const target = { queue, registry, events };
+  const ids = Array.from({ length: runs }, (_, i) => `inproc-${i}`);
+  let ended = 0;
+  const done = async () => {
+    ended = 0;
+    for (const id of ids) if ((await registry.get(id))?.status === 'ended') ended++;
+    return ended;
+  };
+  await queue.idle();
+  const measured = await throughput(target, ids, async () => {
+    await queue.idle();
+    return done();
+  });
+  const lat = await latency(
+    target,
+    Array.from({ length: latencyRuns }, (_, i) => `inproc-latency-${i}`),
+  );
+  await queue.close();
+  return {
+    runs,
+    lost: runs - measured.ended,
+    duplicates: [...effects.values()].filter((count) => count > 1).length,
+    throughputPerSecond: Math.round((runs / measured.seconds) * 10) / 10,
+    ...lat,
+  };
+}
+
+/** Runs the queue benchmark and returns its report. */
+export async function runQueueBench(
+  options: BenchQueueOptions,
+  progress: (line: string) => void = () => {},
+): Promise<QueueBenchReport> {
+  const [bullmq, ioredis] = await importPeers('reins bench queue', [
+    { name: 'bullmq', range: '^6', load: () => import('../bullmq/index.js') },
+    { name: 'ioredis', range: '^5', load: () => import('ioredis') },
+  ]);
+  const runs = options.runs ?? 400;
+  const latencyRuns = options.latencyRuns ?? 100;
+  const concurrency = options.concurrency ?? 16;
+  const bin = fileURLToPath(new URL('./bin.js', import.meta.url));
+  const agentsModule = fileURLToPath(new URL('./bench-queue-agents.js', import.meta.url));
+  const redis = new ioredis.Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const byWorkers: Record<string, QueueFigures> = {};
+  try {
+    progress('in-process baseline');
+    const inProcess = await inProcessFigures(runs, latencyRuns, concurrency);
+    for (const count of options.workers ?? [1, 4, 8]) {
+      const prefix = `reins-bench-queue-${process.pid}-${count}`;
+      progress(`${count} worker process${count === 1 ? '' : 'es'}`);
+      const children: ChildProcess[] = [];
+      const env = { ...process.env, REINS_BENCH_PREFIX: prefix };
+      await Promise.all(
+        Array.from(
+          { length: count },
+          () =>
+            new Promise<void>((ready, failed) => {
+              const child = spawn(
+                process.execPath,
+                [
+                  bin,
+                  'worker',
+                  '--agents',
+                  agentsModule,
+                  '--checkpoint',
+                  'redis',
+                  '--redis',
+                  options.redisUrl,
+                  '--prefix',
+                  prefix,
+                  '--queue',
+                  'bench',
+                  '--concurrency',
+                  String(concurrency),
+                  '--quiet',
+                ],
+                { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+              );
+              children.push(child);
+              child.once('message', () => ready());
+              child.once('exit', (code) => failed(new Error(`bench worker exited ${code}`)));
+            }),
+        ),
+      );
+      const queue = new bullmq.BullmqRunQueue({ redis, prefix, queueName: 'bench' });
+      const ids = Array.from({ length: runs }, (_, i) => `q-${i}`);
+      // Asks only about runs not seen ended yet, so the polling does not load the workers' Redis.
+      const pending = new Set(ids);
+      const done = async () => {
+        const asked = [...pending];
+        const pipeline = redis.pipeline();
+        for (const id of asked) pipeline.hget(`${prefix}:run:${id}`, 'status');
+        const replies = (await pipeline.exec()) ?? [];
+        replies.forEach(([, status], index) => {
+          if (status === 'ended') pending.delete(asked[index] as string);
+        });
+        return ids.length - pending.size;
+      };
+      const target = { queue, registry: queue.registry, events: queue.events };
+      const measured = await throughput(target, ids, done);
+      const lat = await latency(
+        target,
+        Array.from({ length: latencyRuns }, (_, i) => `latency-${i}`),
+      );
+      const records = await Promise.all(ids.map((id) => queue.registry.get(id)));
+      const effects = await redis.hvals(`${prefix}:effects`);
+      byWorkers[String(count)] = {
+        runs,
+        lost: runs - measured.ended,
+        duplicates: effects.filter((value) => Number(value) > 1).length,
+        resumed: records.filter((record) => (record?.attempts ?? 0) > 1).length,
+        throughputPerSecond: Math.round((runs / measured.seconds) * 10) / 10,
+        ...lat,
+      };
+      for (const child of children) child.removeAllListeners('exit');
+      const exits = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(exits);
+      await queue.close();
+      await deleteKeys(redis, prefix);
+    }
+    const four = byWorkers['4'] ?? Object.values(byWorkers)[0];
+    if (!four) throw new Error('no worker count was measured');
+    return {
+      workers: byWorkers['4'] ? 4 : Number(Object.keys(byWorkers)[0]),
+      checkpoint: 'redis',
+      stepsPerRun: 6,
+      ...four,
+      byWorkers,
+      inProcess,
+      overhead: {
+        throughputRatio: Math.round((inProcess.throughputPerSecond / four.throughputPerSecond) * 100) / 100,
+        msPerRunP50: Math.round((four.runMs.p50 - inProcess.runMs.p50) * 100) / 100,
+      },
+    };
+  } finally {
+    await redis.quit().catch(() => {});
+  }
+}
+
+async function deleteKeys(redis: import('ioredis').Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== '0');
+}
+
+/** `reins bench queue [--json]`. */
+export async function benchQueue(json: boolean, options: BenchQueueOptions): Promise<number> {
+  const report = await runQueueBench(options, (line) => {
+    if (!json) process.stderr.write(`${line}…\n`);
+  });
+  if (json) {
+    console.log(JSON.stringify(report, null, 2));
+    return 0;
+  }
+  console.log(
+    `\nQueued runs: ${report.stepsPerRun}-step scripted runs (0-latency model), Redis checkpoints every step, BullMQ on ${options.redisUrl}`,
+  );
+  console.log(
+    `  ${'setup'.padEnd(22)} ${'runs/s'.padStart(8)} ${'first event p50'.padStart(16)} ${'p99'.padStart(8)} ${'run p50'.padStart(9)} ${'p99'.padStart(8)} ${'lost'.padStart(5)} ${'dup'.padStart(4)}`,
+  );
+  const row = (name: string, figures: Omit<QueueFigures, 'resumed'>) =>
+    console.log(
+      `  ${name.padEnd(22)} ${figures.throughputPerSecond.toFixed(1).padStart(8)} ${`${figures.firstEventMs.p50} ms`.padStart(16)} ${`${figures.firstEventMs.p99} ms`.padStart(8)} ${`${figures.runMs.p50} ms`.padStart(9)} ${`${figures.runMs.p99} ms`.padStart(8)} ${String(figures.lost).padStart(5)} ${String(figures.duplicates).padStart(4)}`,
+    );
+  row('in-process (1 process)', report.inProcess);
+  for (const [count, figures] of Object.entries(report.byWorkers))
+    row(`${count} worker process${count === '1' ? '' : 'es'}`, figures);
+  console.log(
+    `\n  queue overhead at ${report.workers} workers: ${report.overhead.msPerRunP50} ms per run (p50, enqueue to last event; bar ≤ 5 ms), in-process ÷ queue throughput ${report.overhead.throughputRatio}× (bar: ≥ 200 runs/s with 4 workers)`,
+  );
+  return 0;
+}
