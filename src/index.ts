@@ -2,6 +2,7 @@
  * reins: production controls for LLM agents. The core runs in any JavaScript runtime: no Node
  * built-ins, no runtime dependencies.
  */
+export * from './budget/index.js';
 export * from './checkpoint/index.js';
 export * from './controls/index.js';
 export * from './errors/index.js';

@@ -1,3 +1,4 @@
+import type { JobBudget } from '../budget/job-budget.js';
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { ContextPolicy } from '../context/context-policy.js';
 import type { DriftOptions } from '../controls/drift-monitor.js';
@@ -183,6 +184,16 @@ export interface RunOptions {
    * checked before every model call. Needs `prices`.
    */
   accountSpend?: { limiter: SpendLimiter; accountId: string; limitUsd: number };
+  /**
+   * One budget for the whole job this run belongs to (sub-agents, pipelines, tools that call
+   * models, retries): each model call reserves its maximum (the estimated prefill plus
+   * `maxOutputTokens`, at the model's price) before it is made and is settled to its usage when it
+   * returns. When the job has run out, the run ends `over_budget` naming the spender. Tools reach
+   * it as `context.jobBudget`; `agentTool` hands it to its sub-agent. @default none
+   */
+  jobBudget?: JobBudget;
+  /** Who this run is on the job's bill (named in an `over_budget` outcome). @default `agent:<runId>` */
+  spender?: string;
   /** Wall-clock milliseconds for the whole run, model calls included. @default unlimited */
   maxWallMs?: number;
   /** Tool errors the run tolerates before it stops early. @default unlimited */
@@ -338,6 +349,11 @@ export function validateRunOptions(options: RunOptions): void {
   }
   validateCollaborators(options);
   validateShapes(options);
+  const job = options.jobBudget as { reserve?: unknown; settle?: unknown } | undefined;
+  if (job !== undefined && (typeof job?.reserve !== 'function' || typeof job.settle !== 'function'))
+    throw new ConfigurationError('jobBudget', 'must be a JobBudget');
+  if (options.spender !== undefined && (typeof options.spender !== 'string' || options.spender === ''))
+    throw new ConfigurationError('spender', 'must be a non-empty string');
   const names = new Set<string>();
   for (const tool of options.tools ?? []) {
     if (typeof tool?.execute !== 'function' || typeof tool.validate !== 'function') {
