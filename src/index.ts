@@ -18,4 +18,5 @@ export * from './tools/quarantined-extractor.js';
 export * from './tools/result-size.js';
 export * from './tools/standard-schema.js';
 export * from './tools/tool-error.js';
+export * from './tools/untrusted-result.js';
 export * from './trace/index.js';

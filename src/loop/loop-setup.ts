@@ -47,6 +47,8 @@ export interface LoopSetup {
   accountSpend: { limiter: SpendLimiter; accountId: string; limitUsd: number } | undefined;
   /** The job's budget, charged before every model call (absent: nothing per step). */
   jobBudget?: JobBudget | undefined;
+  /** The input is untrusted (`taint.untrustedInput`): the ledger starts tainted. */
+  untrustedInput?: boolean;
   /** Who this run is on the job's bill. */
   spender?: string;
   /** The extension point before each model call. */

@@ -136,10 +136,16 @@ export interface TaintOptions {
    * matches no entry is stopped like a tainted call; an empty plan admits none. @default no plan
    */
   plan?: readonly PlannedCall[];
+  /**
+   * The input itself is untrusted: the run starts tainted and the input's words vouch for no
+   * argument. For a sub-agent whose task a parent agent wrote after it read untrusted content
+   * (`agentTool` sets it then). @default false
+   */
+  untrustedInput?: boolean;
 }
 
 /** The taint options a run resolved: every default filled in; `plan` stays absent without one. */
-export type ResolvedTaintOptions = Required<Omit<TaintOptions, 'plan'>> & {
+export type ResolvedTaintOptions = Required<Omit<TaintOptions, 'plan' | 'untrustedInput'>> & {
   plan: readonly PlannedCall[] | undefined;
 };
 

@@ -96,6 +96,7 @@ export function resolveRun(given: RunOptions, from?: RunState): LoopSetup {
     approvals: options.approvals,
     accountSpend: options.accountSpend,
     jobBudget: options.jobBudget,
+    untrustedInput: options.taint?.untrustedInput === true,
     spender: options.spender ?? `agent:${state.runId}`,
     prepareStep: options.prepareStep,
     context: options.context,
