@@ -2,14 +2,19 @@ import { ConfigurationError } from '../errors/reins-error.js';
 import { type AnyStage, checkStageName, childPath, type Stage } from './stage.js';
 
 /** Options for {@link route}. */
-export interface RouteSpec<Input, Label, Output> {
+export interface RouteSpec<Input, Label, Output, BranchInput = Input> {
   name: string;
   /** The one classification: a model stage with a schema (or a function) over the route's input. */
   classify: Stage<Input, Label>;
   /** The branch name the classification picks. @default the classification itself, as a string */
   label?: (classified: Label) => string;
-  /** Named branches, each run with the route's input. */
-  branches: Readonly<Record<string, Stage<Input, Output>>>;
+  /**
+   * What a branch is given: the route's input (the default), or, say, the input together with the
+   * classification, when a branch needs both (`(ticket, triage) => ({ ticket, triage })`).
+   */
+  branchInput?: (input: Input, classified: Label) => BranchInput;
+  /** Named branches, each run with the route's input (or `branchInput`'s value). */
+  branches: Readonly<Record<string, Stage<BranchInput, Output>>>;
   /** The branch an unknown label goes to (labeled `fallback: true` in the trace). Must be one of `branches`. */
   fallback: string;
 }
@@ -29,7 +34,9 @@ export interface RouteSpec<Input, Label, Output> {
  *   fallback: 'other',
  * });
  */
-export function route<Input, Label, Output>(spec: RouteSpec<Input, Label, Output>): Stage<Input, Output> {
+export function route<Input, Label, Output, BranchInput = Input>(
+  spec: RouteSpec<Input, Label, Output, BranchInput>,
+): Stage<Input, Output> {
   const name = checkStageName(spec.name, 'route');
   if (typeof spec.classify?.run !== 'function')
     throw new ConfigurationError(`route ${name}.classify`, 'must be a stage (modelStage or step)');
@@ -50,8 +57,10 @@ export function route<Input, Label, Output>(spec: RouteSpec<Input, Label, Output
         const classified = await spec.classify.run(input, childPath(path, spec.classify.name), run, signal);
         if (!classified.ok) return classified;
         let label: string;
+        let branchValue: unknown = input;
         try {
           label = labelOf(classified.output);
+          if (spec.branchInput) branchValue = spec.branchInput(input, classified.output);
         } catch (thrown) {
           return {
             ok: false,
@@ -65,7 +74,7 @@ export function route<Input, Label, Output>(spec: RouteSpec<Input, Label, Output
         const known = Object.hasOwn(spec.branches, label);
         const branch = known ? label : spec.fallback;
         if (run.tracing) await run.emit({ type: 'route', stage: path, label, branch, fallback: !known });
-        return (branches.get(branch) as AnyStage).run(input, childPath(path, branch), run, signal);
+        return (branches.get(branch) as AnyStage).run(branchValue, childPath(path, branch), run, signal);
       });
     },
   };
