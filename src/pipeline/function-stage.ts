@@ -23,6 +23,7 @@ export function step<Input, Output>(
     kind: 'function',
     run(input, path, run, signal) {
       return run.leaf('function', path, async () => {
+        if (signal.aborted) return { ok: false, failure: stoppedFailure(path, signal) };
         const context: StageContext = {
           signal,
           runId: run.setup.runId,

@@ -319,6 +319,20 @@ describe('cancellation and the trace contract', () => {
     });
   });
 
+  it('a signal aborted before the start runs nothing', async () => {
+    let ran = 0;
+    const result = await runPipeline(
+      chain(
+        'c',
+        step('a', () => ++ran),
+      ),
+      null,
+      { signal: AbortSignal.abort('shutdown') },
+    );
+    expect(result.outcome).toEqual({ kind: 'cancelled', stage: 'c/a', reason: 'shutdown' });
+    expect(ran).toBe(0);
+  });
+
   it('a trace whose recorded outcome the stages do not support, or with a gap, is not reproduced', async () => {
     const sink = memoryTraceSink();
     await runPipeline(
