@@ -179,6 +179,20 @@ async function parent(): Promise<void> {
     console.log(
       `  ${row.kind.padEnd(6)} ${String(row.stages).padStart(6)}   ${row.directUs.toFixed(1).padStart(13)}   ${row.pipelineUs.toFixed(1).padStart(15)}   ${row.overheadUsPerStage.toFixed(2).padStart(17)}`,
     );
+  // The cost of one more stage, without the per-run setup: the slope between the smallest and largest size.
+  for (const kind of kinds) {
+    const [small, large] = [
+      rows.find((row) => row.kind === kind && row.stages === Math.min(...sizes)),
+      rows.find((row) => row.kind === kind && row.stages === Math.max(...sizes)),
+    ];
+    if (!small || !large || small === large) continue;
+    const slope =
+      (large.pipelineUs - large.directUs - (small.pipelineUs - small.directUs)) /
+      (large.stages - small.stages);
+    console.log(
+      `  ${kind}: ${slope.toFixed(2)} µs per additional stage (slope ${small.stages} → ${large.stages} stages)`,
+    );
+  }
   const json = option('json');
   if (json) writeFileSync(json, `${JSON.stringify({ meta, rows }, null, 2)}\n`);
 }

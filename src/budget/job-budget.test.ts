@@ -11,6 +11,8 @@ import { scriptedModel } from '../testing/scripted-model.js';
 import { seededRandom } from '../testing/seeded-random.js';
 import { approxTokenEstimator, PrefillCounter } from '../tokens/token-estimator.js';
 import { defineTool } from '../tools/define-tool.js';
+import { replayTrace } from '../trace/replay.js';
+import { memoryTraceSink } from '../trace/sink.js';
 import { budgetedModel } from './budgeted-model.js';
 import { failedCallCharge } from './failed-call-charge.js';
 import { isJobBudgetExceeded, JobBudget } from './job-budget.js';
@@ -341,6 +343,42 @@ describe('the job budget through the loop', () => {
     });
     // The attempts failed with HTTP errors: nothing billed, the reservation released.
     expect(budget.spent()).toMatchObject({ tokens: 0, reservedTokens: 0, retries: 1 });
+  });
+
+  it('a run the job stopped replays from its trace to the same outcome', async () => {
+    const budget = new JobBudget({ maxTokens: 1_000 });
+    budget.reserve({ spender: 'agent:other', model: 'm', inputTokens: 600, maxOutputTokens: 0 });
+    const sink = memoryTraceSink();
+    const result = await runAgent({
+      model: scriptedModel([
+        { toolCalls: [{ name: 'lookup', input: {} }], usage: { inputTokens: 50, outputTokens: 50 } },
+        { text: 'never' },
+      ]),
+      input: 'go',
+      tools: [
+        defineTool({
+          name: 'lookup',
+          description: 'Look up.',
+          effect: 'read',
+          trustedOutput: true,
+          input: z.object({}),
+          execute: () => ({ rows: 3 }),
+        }),
+      ],
+      maxOutputTokens: 200,
+      jobBudget: budget,
+      spender: 'agent:mine',
+      trace: sink,
+    });
+    expect(result.outcome).toMatchObject({
+      kind: 'over_budget',
+      budget: 'job_tokens',
+      spender: 'agent:mine',
+      phase: 'before-call',
+    });
+    const replay = await replayTrace(sink.events);
+    expect(replay.outcome).toEqual(result.outcome);
+    expect(replay.matches).toBe(true);
   });
 
   it('a run without a job budget is unchanged; one with it settles each call to its usage', async () => {

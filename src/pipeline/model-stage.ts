@@ -6,7 +6,7 @@ import { ConfigurationError } from '../errors/reins-error.js';
 import { validUsage } from '../loop/stages/read-response.js';
 import { type Message, textOf } from '../model/content.js';
 import type { Model, ModelRequest, ModelResponse, ModelSettings, ToolDefinition } from '../model/model.js';
-import { PrefillCounter } from '../tokens/token-estimator.js';
+import { PrefillCounter, type TokenEstimator } from '../tokens/token-estimator.js';
 import type { InferOutput, StandardSchema } from '../tools/standard-schema.js';
 import { raceSignal, stoppedFailure } from './abortable.js';
 import type { OutputIssue, StageFailure } from './pipeline-outcome.js';
@@ -86,6 +86,8 @@ export function modelStage<Input, S extends StandardSchema>(
     });
   }
   const toolChoice: ModelRequest['toolChoice'] = mode === 'tool' ? { name: toolName } : 'none';
+  // One counter per stage and estimator: it keeps this stage's system and tools counted once.
+  const counters = new WeakMap<TokenEstimator, PrefillCounter>();
   return {
     name,
     kind: 'model',
@@ -104,14 +106,11 @@ export function modelStage<Input, S extends StandardSchema>(
           signal,
         };
         if (spec.settings !== undefined) request.settings = spec.settings;
-        return call(spec, run, path, request, signal, mode, toolName);
+        return call(spec, run, path, request, signal, mode, toolName, counters);
       });
     },
   };
 }
-
-/** The counter a run sizes its prefills with, made once per run. */
-const counters = new WeakMap<PipelineRun, PrefillCounter>();
 
 async function call<S extends StandardSchema>(
   spec: ModelStageSpec<never, S>,
@@ -121,15 +120,16 @@ async function call<S extends StandardSchema>(
   signal: AbortSignal,
   mode: 'tool' | 'json',
   toolName: string,
+  counters: WeakMap<TokenEstimator, PrefillCounter>,
 ): Promise<StageResult<InferOutput<S>>> {
   if (signal.aborted) return { ok: false, failure: stoppedFailure(path, signal) };
   const job = run.setup.jobBudget;
   let reservation: Reservation | undefined;
   if (job !== undefined) {
-    let counter = counters.get(run);
+    let counter = counters.get(run.setup.estimator);
     if (counter === undefined) {
       counter = new PrefillCounter(run.setup.estimator);
-      counters.set(run, counter);
+      counters.set(run.setup.estimator, counter);
     }
     const reserved = job.reserve({
       spender: `${run.setup.spender}/stage:${path}`,
