@@ -1,3 +1,6 @@
+/** The signal of a pipeline run without one: it never aborts. */
+export const neverAborted: AbortSignal = new AbortController().signal;
+
 /** What racing a promise with a signal gave: its value, its throw, or the signal first. */
 export type Raced<T> =
   | { kind: 'value'; value: T }
@@ -9,6 +12,12 @@ export type Raced<T> =
  * timeout or a cancellation. The listener is removed when either settles; a late result is dropped.
  */
 export function raceSignal<T>(pending: T | PromiseLike<T>, signal: AbortSignal): Promise<Raced<T>> {
+  // A pipeline run without a signal: nothing can stop the stage, so no listener to add and remove.
+  if (signal === neverAborted)
+    return Promise.resolve(pending).then(
+      (value): Raced<T> => ({ kind: 'value', value }),
+      (thrown: unknown): Raced<T> => ({ kind: 'thrown', thrown }),
+    );
   if (signal.aborted) {
     Promise.resolve(pending).then(undefined, () => {});
     return Promise.resolve({ kind: 'stopped' });

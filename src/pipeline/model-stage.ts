@@ -134,7 +134,7 @@ async function call<S extends StandardSchema>(
     const reserved = job.reserve({
       spender: `${run.setup.spender}/stage:${path}`,
       model: spec.model.name,
-      inputTokens: counter.request(request),
+      inputTokens: prefillOf(counter, request),
       maxOutputTokens: spec.maxOutputTokens,
     });
     if (!reserved.ok) return { ok: false, failure: overBudget(path, reserved.exceeded) };
@@ -225,6 +225,23 @@ async function call<S extends StandardSchema>(
   if (validated.issues !== undefined)
     return invalid(path, text || JSON.stringify(candidate), validated.issues.map(toIssue));
   return { ok: true, output: validated.value as InferOutput<S> };
+}
+
+/**
+ * The request's prefill as the loop counts it (system, tools and framing counted once per stage),
+ * without remembering each message: a stage's messages are new on every call.
+ */
+function prefillOf(counter: PrefillCounter, request: ModelRequest): number {
+  const { estimator } = counter;
+  let tokens =
+    counter.system(request.system) +
+    counter.tools(request.tools) +
+    counter.framing(request.system, request.tools);
+  for (const message of request.messages) {
+    if (estimator.countMessage) tokens += estimator.countMessage(message);
+    else for (const block of message.content) tokens += counter.block(block);
+  }
+  return tokens;
 }
 
 function overBudget(stage: string, exceeded: JobBudgetExceeded): StageFailure {

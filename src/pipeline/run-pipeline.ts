@@ -7,6 +7,7 @@ import { type Clock, type IdGenerator, randomIds, systemClock } from '../time/cl
 import { approxTokenEstimator, type TokenEstimator } from '../tokens/token-estimator.js';
 import type { Actor } from '../tools/define-tool.js';
 import type { TraceSink } from '../trace/sink.js';
+import { neverAborted } from './abortable.js';
 import type { PipelineOutcome } from './pipeline-outcome.js';
 import { PipelineRun } from './pipeline-run.js';
 import type { Stage } from './stage.js';
@@ -54,8 +55,6 @@ export interface PipelineResult<Output> {
   /** Stages restored from the store instead of run (a resume). */
   restoredStages: number;
 }
-
-const neverAborted = new AbortController().signal;
 
 /**
  * Runs a pipeline (a stage built from `chain`, `route`, `fanOut`/`fanIn`, `modelStage` and `step`)
