@@ -21,7 +21,13 @@ const neverSent = new Set([
 export function failedCallCharge(error: unknown): 'release' | 'keep' {
   const verdict = classifyError(error);
   if (verdict.status !== undefined) return 'release';
-  const code = (error as { code?: unknown } | null)?.code;
+  let code: unknown;
+  try {
+    code = (error as { code?: unknown } | null)?.code;
+  } catch {
+    // An error that cannot be read cannot show it was never sent.
+    return 'keep';
+  }
   if (typeof code === 'string' && neverSent.has(code)) return 'release';
   return 'keep';
 }

@@ -115,11 +115,16 @@ export class JobBudgetExceededError extends ReinsError {
 
 /** True for a {@link JobBudgetExceededError}, from this or another copy of reins. */
 export function isJobBudgetExceeded(error: unknown): error is JobBudgetExceededError {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as Record<symbol, unknown>)[jobBudgetExceededMarker] === true
-  );
+  try {
+    return (
+      typeof error === 'object' &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[jobBudgetExceededMarker] === true
+    );
+  } catch {
+    // A Proxy whose trap throws is no refusal of ours; the caller handles it as the error it is.
+    return false;
+  }
 }
 
 const validCount = (value: unknown): value is number =>

@@ -13,7 +13,14 @@ export function untrustedResult<T extends object>(value: T): T {
 
 /** True for a value {@link untrustedResult} marked. */
 export function isUntrustedResult(value: unknown): boolean {
-  return (
-    typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[untrustedMark] === true
-  );
+  try {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[untrustedMark] === true
+    );
+  } catch {
+    // A result that cannot be read vouches for nothing.
+    return true;
+  }
 }
