@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { main as budget } from './budget-a-retry-policy.js';
 import { main as incidentEval } from './eval-incident-agent.js';
 import { main as judgeCalibration } from './judge-calibration.js';
+import { main as nightlySummary } from './nightly-summary.js';
 import { main as payBill } from './pay-a-bill-safely.js';
+import { main as perFileMigration } from './per-file-migration.js';
 import { main as queuedSupport } from './queued-support-agent.js';
 import { main as routeTickets } from './route-support-tickets.js';
 import { main } from './support-agent.js';
+import { main as ticketTriage } from './ticket-triage.js';
 
 describe('examples run offline', () => {
   it('support-agent answers, with the cross-customer lookup denied', async () => {
@@ -104,5 +107,41 @@ describe('examples run offline', () => {
     expect(check.kind).toBe('ok');
     // Cheaper than sending all 100 to the large model (800 in, 40 out at $15/$75).
     expect(costUsd).toBeLessThan((100 * (800 * 15 + 40 * 75)) / 1e6);
+  });
+});
+
+describe('pipeline examples run offline', () => {
+  it('nightly-summary: the send fails, the re-run restores every stage and pays for no summary twice', async () => {
+    const { first, second, sent, model, budget } = await nightlySummary();
+    expect(first.outcome).toMatchObject({ kind: 'stage_error', stage: 'nightly/send' });
+    expect(first.modelCalls).toBe(3);
+    expect(second.outcome).toEqual({ kind: 'completed', output: { sent: true, lines: 3 } });
+    expect(second.modelCalls).toBe(0);
+    expect(sent).toHaveLength(1);
+    expect(budget.spent().calls).toBe(3);
+    model.assertDone();
+  });
+
+  it('per-file-migration: 4 files migrated, the invalid and the hung one labeled for review', async () => {
+    const { result } = await perFileMigration();
+    expect(result.outcome.kind).toBe('completed');
+    if (result.outcome.kind !== 'completed') return;
+    expect(result.outcome.output.migrated).toHaveLength(4);
+    expect(result.outcome.output.review).toEqual(['changelog.md: invalid_output', 'huge.md: timed_out']);
+  });
+
+  it('ticket-triage: one model call per ticket; an unknown category goes to the fallback, labeled', async () => {
+    const { results, trace, model } = await ticketTriage();
+    expect(results.map((result) => result.modelCalls)).toEqual([1, 1, 1]);
+    expect(
+      results.map((result) => result.outcome.kind === 'completed' && result.outcome.output.category),
+    ).toEqual(['billing', 'bug', 'general']);
+    expect(results[0]?.outcome).toMatchObject({ output: { account: 'enterprise' } });
+    expect(
+      trace.events
+        .filter((event) => event.type === 'route')
+        .map((event) => event.type === 'route' && event.fallback),
+    ).toEqual([false, false, true]);
+    model.assertDone();
   });
 });

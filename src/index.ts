@@ -2,6 +2,7 @@
  * reins: production controls for LLM agents. The core runs in any JavaScript runtime: no Node
  * built-ins, no runtime dependencies.
  */
+export * from './budget/index.js';
 export * from './checkpoint/index.js';
 export * from './controls/index.js';
 export * from './errors/index.js';
@@ -17,4 +18,5 @@ export * from './tools/quarantined-extractor.js';
 export * from './tools/result-size.js';
 export * from './tools/standard-schema.js';
 export * from './tools/tool-error.js';
+export * from './tools/untrusted-result.js';
 export * from './trace/index.js';

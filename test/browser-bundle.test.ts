@@ -30,6 +30,7 @@ describe('the core runs in a browser', () => {
     'scenarios/index.ts',
     'stream/index.ts',
     'resilience/index.ts',
+    'pipeline/index.ts',
     'idempotency/index.ts',
     'tokenizers/index.ts',
   ])('%s bundles for the browser', async (path) => {

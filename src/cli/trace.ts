@@ -1,6 +1,8 @@
 import pc from 'picocolors';
 import { describeOutcome } from '../loop/outcome.js';
 import { readJsonlTrace } from '../node/jsonl-trace-sink.js';
+import { checkPipelineTrace } from '../pipeline/check-pipeline-trace.js';
+import { describePipelineOutcome } from '../pipeline/pipeline-outcome.js';
 import { traceVersion } from '../trace/events.js';
 import { renderTrace } from '../trace/render.js';
 import { type ReplayResult, replayTrace } from '../trace/replay.js';
@@ -64,12 +66,17 @@ export function unusableTrace(events: readonly unknown[], truncatedTail: boolean
  */
 export async function traceReplay(file: string, json: boolean): Promise<number> {
   const { events } = readJsonlTrace(file);
-  const runs = splitTrace(events);
+  // Pipelines replay by their own contract (their stages are user code); their sub-agents are runs.
+  const pipelines = [
+    ...new Set(events.filter((event) => event.type === 'pipeline-start').map((event) => event.runId)),
+  ];
+  const runs = splitTrace(events).filter((run) => !pipelines.includes(run.runId));
+  const checks = pipelines.map((runId) => checkPipelineTrace(events, runId));
   const replays: { runId: string; replay: ReplayResult }[] = [];
   for (const run of runs)
     replays.push({ runId: run.runId, replay: await replayTrace(events, { runId: run.runId }) });
-  if (replays.length === 0) await replayTrace(events);
-  const all = replays.every(({ replay }) => replay.matches);
+  if (replays.length === 0 && checks.length === 0) await replayTrace(events);
+  const all = replays.every(({ replay }) => replay.matches) && checks.every((check) => check.matches);
   if (json) {
     const summary = ({ runId, replay }: (typeof replays)[number]) => ({
       runId,
@@ -81,8 +88,29 @@ export async function traceReplay(file: string, json: boolean): Promise<number> 
       segments: replay.segments.length,
     });
     const [only] = replays;
-    printJson(replays.length === 1 && only ? summary(only) : { matches: all, runs: replays.map(summary) });
+    if (checks.length > 0) printJson({ matches: all, runs: replays.map(summary), pipelines: checks });
+    else
+      printJson(replays.length === 1 && only ? summary(only) : { matches: all, runs: replays.map(summary) });
     return all ? 0 : 1;
+  }
+  for (const check of checks) {
+    console.log(pc.bold(`\n━━ pipeline ${sanitize(check.runId)} ━━`));
+    console.log(
+      renderTrace(sanitizeDeep(events.filter((event) => event.runId === check.runId)), { style: cliStyle }),
+    );
+    console.log('');
+    console.log(
+      `recorded ${check.recorded ? sanitize(describePipelineOutcome(check.recorded)) : '(no pipeline-end event)'}`,
+    );
+    console.log(
+      `replayed ${check.outcome ? sanitize(describePipelineOutcome(check.outcome)) : '(no outcome)'}`,
+    );
+    for (const problem of check.problems) console.log(pc.red(`trace problem: ${sanitize(problem)}`));
+    console.log(
+      check.matches
+        ? pc.green(`reproduced: ${check.segments} segment(s); the stages lead to the recorded outcome`)
+        : pc.red('NOT reproduced'),
+    );
   }
   for (const { runId, replay } of replays) {
     if (replays.length > 1) console.log(pc.bold(`\n━━ run ${sanitize(runId)} ━━`));

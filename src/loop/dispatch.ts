@@ -1,3 +1,4 @@
+import type { JobBudget } from '../budget/job-budget.js';
 import type { Clock } from '../time/clock.js';
 import type { TokenEstimator } from '../tokens/token-estimator.js';
 import type { Actor, AnyTool, ToolContext } from '../tools/define-tool.js';
@@ -33,6 +34,10 @@ export interface LiveDispatcherOptions {
   estimator: TokenEstimator;
   /** Wraps each tool's `execute` (`RunOptions.wrapToolExecution`). */
   wrapToolExecution?: ToolExecutionWrapper | undefined;
+  /** The job's budget, handed to tools as `context.jobBudget`. */
+  jobBudget?: JobBudget | undefined;
+  /** The run's name on the job's bill; tools spend under `<spender>/tool:<name>`. */
+  spender?: string | undefined;
 }
 
 /** The default authorizer: the actor must hold every scope the tool declares. */
@@ -108,7 +113,16 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
         const refused = commitCall(tool, input, request.taint, options.taint);
         if (refused) return Promise.resolve(refused.settlement);
         return executeCall(
-          { tool, input, call: request.call, step: request.step, signal: request.signal, emit, options },
+          {
+            tool,
+            input,
+            call: request.call,
+            step: request.step,
+            signal: request.signal,
+            emit,
+            options,
+            taint: request.taint,
+          },
           runtime,
         );
       },

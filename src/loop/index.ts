@@ -1,3 +1,4 @@
+export { type AgentToolOutput, type AgentToolSpec, agentTool, type SubAgentOptions } from './agent-tool.js';
 export * from './approval.js';
 export * from './dispatch.js';
 export * from './options.js';

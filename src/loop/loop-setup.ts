@@ -1,3 +1,4 @@
+import type { JobBudget } from '../budget/job-budget.js';
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { ContextPolicy } from '../context/context-policy.js';
 import type { PriceTable } from '../controls/price.js';
@@ -44,6 +45,12 @@ export interface LoopSetup {
   /** Verdicts for the pending batch of a paused run. */
   approvals: readonly ApprovalVerdict[] | undefined;
   accountSpend: { limiter: SpendLimiter; accountId: string; limitUsd: number } | undefined;
+  /** The job's budget, charged before every model call (absent: nothing per step). */
+  jobBudget?: JobBudget | undefined;
+  /** The input is untrusted (`taint.untrustedInput`): the ledger starts tainted. */
+  untrustedInput?: boolean;
+  /** Who this run is on the job's bill. */
+  spender?: string;
   /** The extension point before each model call. */
   prepareStep: PrepareStep | undefined;
   /** The context policy, run at the prepare stage before `prepareStep`. */

@@ -10,7 +10,7 @@ import type { Model, ModelSettings, ToolChoice, ToolDefinition, Usage } from '..
 import type { AnyTool } from '../tools/define-tool.js';
 import type { BudgetReading, StepPrepareEvent } from '../trace/events.js';
 import { linkedController } from './abort.js';
-import { delimitUntrusted } from './dispatch/size-result.js';
+import { delimitUntrusted, isDelimited } from './dispatch/size-result.js';
 import type { LoopSetup } from './loop-setup.js';
 import type { Outcome } from './outcome.js';
 import {
@@ -183,6 +183,9 @@ function seedLedger(setup: LoopSetup): TaintLedger {
   const taint = new TaintLedger(initial.taint ?? undefined);
   if (initial.system !== '') taint.noteTrustedText(initial.system, 'system');
   const readResults = initial.taint === undefined || initial.taint === null;
+  // The input itself may be untrusted (a parent agent's words after it read untrusted data).
+  const untrustedInput = setup.untrustedInput === true && readResults;
+  if (untrustedInput) taint.noteResult(true, []);
   const toolOfCall = new Map<string, string>();
   const inputOfCall = new Map<string, unknown>();
   for (const message of initial.messages) {
@@ -197,8 +200,9 @@ function seedLedger(setup: LoopSetup): TaintLedger {
       continue;
     }
     for (const block of message.content) {
-      if (block.type === 'text') taint.noteTrustedText(block.text);
-      else if (block.type === 'tool_result' && readResults) {
+      if (block.type === 'text') {
+        if (!untrustedInput) taint.noteTrustedText(block.text);
+      } else if (block.type === 'tool_result' && readResults) {
         const name = toolOfCall.get(block.toolUseId);
         noteHistoricResult(
           taint,
@@ -219,7 +223,8 @@ function noteHistoricResult(
   tool: AnyTool | undefined,
   input: unknown,
 ): void {
-  if (tool === undefined) {
+  // A trusted tool's result that was delimited when it arrived was marked untrusted (`untrustedResult`).
+  if (tool === undefined || (tool.trustedOutput && !block.isError && isDelimited(block.content))) {
     taint.noteResult(true, []);
     return;
   }

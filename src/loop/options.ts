@@ -1,3 +1,4 @@
+import type { JobBudget } from '../budget/job-budget.js';
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { ContextPolicy } from '../context/context-policy.js';
 import type { DriftOptions } from '../controls/drift-monitor.js';
@@ -135,10 +136,16 @@ export interface TaintOptions {
    * matches no entry is stopped like a tainted call; an empty plan admits none. @default no plan
    */
   plan?: readonly PlannedCall[];
+  /**
+   * The input itself is untrusted: the run starts tainted and the input's words vouch for no
+   * argument. For a sub-agent whose task a parent agent wrote after it read untrusted content
+   * (`agentTool` sets it then). @default false
+   */
+  untrustedInput?: boolean;
 }
 
 /** The taint options a run resolved: every default filled in; `plan` stays absent without one. */
-export type ResolvedTaintOptions = Required<Omit<TaintOptions, 'plan'>> & {
+export type ResolvedTaintOptions = Required<Omit<TaintOptions, 'plan' | 'untrustedInput'>> & {
   plan: readonly PlannedCall[] | undefined;
 };
 
@@ -183,6 +190,16 @@ export interface RunOptions {
    * checked before every model call. Needs `prices`.
    */
   accountSpend?: { limiter: SpendLimiter; accountId: string; limitUsd: number };
+  /**
+   * One budget for the whole job this run belongs to (sub-agents, pipelines, tools that call
+   * models, retries): each model call reserves its maximum (the estimated prefill plus
+   * `maxOutputTokens`, at the model's price) before it is made and is settled to its usage when it
+   * returns. When the job has run out, the run ends `over_budget` naming the spender. Tools reach
+   * it as `context.jobBudget`; `agentTool` hands it to its sub-agent. @default none
+   */
+  jobBudget?: JobBudget;
+  /** Who this run is on the job's bill (named in an `over_budget` outcome). @default `agent:<runId>` */
+  spender?: string;
   /** Wall-clock milliseconds for the whole run, model calls included. @default unlimited */
   maxWallMs?: number;
   /** Tool errors the run tolerates before it stops early. @default unlimited */
@@ -338,6 +355,11 @@ export function validateRunOptions(options: RunOptions): void {
   }
   validateCollaborators(options);
   validateShapes(options);
+  const job = options.jobBudget as { reserve?: unknown; settle?: unknown } | undefined;
+  if (job !== undefined && (typeof job?.reserve !== 'function' || typeof job.settle !== 'function'))
+    throw new ConfigurationError('jobBudget', 'must be a JobBudget');
+  if (options.spender !== undefined && (typeof options.spender !== 'string' || options.spender === ''))
+    throw new ConfigurationError('spender', 'must be a non-empty string');
   const names = new Set<string>();
   for (const tool of options.tools ?? []) {
     if (typeof tool?.execute !== 'function' || typeof tool.validate !== 'function') {

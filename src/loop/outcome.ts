@@ -15,7 +15,12 @@ export type BudgetName =
   | 'spend_usd'
   | 'account_spend_usd'
   | 'wall_ms'
-  | 'tool_errors';
+  | 'tool_errors'
+  /** The job's budget (`jobBudget`): shared with every sub-agent, stage, tool and retry of the job. */
+  | 'job_tokens'
+  | 'job_spend_usd'
+  | 'job_wall_ms'
+  | 'job_retries';
 
 /** When a budget was checked: before a model call, or right after tool results were appended. */
 export type BudgetPhase = 'before-call' | 'after-results' | 'during-call';
@@ -37,7 +42,8 @@ export type Outcome =
    * A budget would have been exceeded by the next call (or was, by the clock). With `unpriced`, a
    * spend budget could not be enforced: no entry in `prices` resolves for that model id, so the call
    * was refused (or, priced after it answered, the run stopped) rather than counted free; `actual` is
-   * the spend so far.
+   * the spend so far. `spender` is set for a job budget (`job_*`): who found it exhausted (a path
+   * such as `pipeline:triage/stage:classify` or `agent:parent/tool:research`).
    */
   | {
       kind: 'over_budget';
@@ -46,6 +52,7 @@ export type Outcome =
       actual: number;
       phase: BudgetPhase;
       unpriced?: string;
+      spender?: string;
     }
   /** The same `(tool, input)` was proposed `count` times: `key` is the diagnosis. */
   | {
@@ -132,7 +139,7 @@ export function describeOutcome(outcome: Outcome): string {
     case 'over_budget':
       if (outcome.unpriced !== undefined)
         return `over_budget: ${outcome.budget} cannot be enforced: no price for model "${outcome.unpriced}" (spent ${formatNumber(outcome.actual)} of limit ${formatNumber(outcome.limit)}, ${outcome.phase})`;
-      return `over_budget: ${outcome.budget} ${formatNumber(outcome.actual)} > limit ${formatNumber(outcome.limit)} (${outcome.phase})`;
+      return `over_budget: ${outcome.budget} ${formatNumber(outcome.actual)} > limit ${formatNumber(outcome.limit)} (${outcome.phase}${outcome.spender === undefined ? '' : `, spender ${outcome.spender}`})`;
     case 'looped':
       return outcome.reason === 'repeated_call'
         ? `looped: ${outcome.key} proposed ${outcome.count}× (limit ${outcome.limit})`

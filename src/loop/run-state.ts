@@ -461,6 +461,7 @@ function checkOutcome(status: 'running' | 'ended', outcome: unknown): void {
       string(outcome, 'budget', 'outcome.budget');
       string(outcome, 'phase', 'outcome.phase');
       if (outcome['unpriced'] !== undefined) string(outcome, 'unpriced', 'outcome.unpriced');
+      if (outcome['spender'] !== undefined) string(outcome, 'spender', 'outcome.spender');
       for (const key of ['limit', 'actual'] as const)
         if (typeof outcome[key] !== 'number')
           corrupt(`outcome.${key}`, `must be a number, got ${shown(outcome[key])}`);

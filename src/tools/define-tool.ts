@@ -1,3 +1,4 @@
+import type { JobBudget } from '../budget/job-budget.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { JsonValue } from '../model/content.js';
 import type { ToolDefinition } from '../model/model.js';
@@ -24,6 +25,20 @@ export interface ToolContext {
   runId: string;
   step: number;
   callId: string;
+  /**
+   * The job's budget, when the run was given one (`runAgent({ jobBudget })`): a tool that calls a
+   * model charges it (`budgetedModel(model, context.jobBudget, context.spender)`), and `agentTool`
+   * hands it to its sub-agent.
+   */
+  readonly jobBudget?: JobBudget | undefined;
+  /** This call's name on the job's bill: `<run's spender>/tool:<name>`. */
+  readonly spender?: string;
+  /**
+   * True when untrusted content was in the run's context when the call started: whatever the
+   * model put in this call's input may have been steered by it (`agentTool` starts its sub-agent
+   * tainted then).
+   */
+  readonly tainted?: boolean;
 }
 
 /** One problem with a tool's input, as the model is told. */

@@ -6,6 +6,7 @@ import type { BudgetName, BudgetPhase, HardErrorSource, Outcome } from '../loop/
 import type { RunState } from '../loop/run-state.js';
 import type { MediaBlock, Message } from '../model/content.js';
 import type { ModelResponse, ModelSettings, ToolChoice, ToolDefinition, Usage } from '../model/model.js';
+import type { PipelineOutcome, StageFailure } from '../pipeline/pipeline-outcome.js';
 import type { Truncation } from '../tools/result-size.js';
 
 /** The trace schema version. Bump it when an event changes shape; keep a fixture of every version. */
@@ -176,6 +177,8 @@ export interface BudgetCheckEvent extends Base {
 export interface ModelResponseEvent extends Base {
   type: 'model-response';
   step: number;
+  /** In a pipeline: the model stage that made the call (`step` counts the pipeline's calls). */
+  stage?: string;
   response: ModelResponse;
   /** The text the model wrote alongside its tool calls: its stated reasoning. */
   thought: string;
@@ -189,6 +192,8 @@ export interface ModelResponseEvent extends Base {
 export interface ModelErrorEvent extends Base {
   type: 'model-error';
   step: number;
+  /** In a pipeline: the model stage that made the call. */
+  stage?: string;
   error: ErrorInfo;
   /** The unreadable response itself, when the model returned one. */
   response?: unknown;
@@ -307,6 +312,52 @@ export interface RunEndEvent extends Base {
   usage: Usage;
 }
 
+/** A pipeline run begins (or resumes: `segment` > 0). Its stages' events follow under the same `runId`. */
+export interface PipelineStartEvent extends Base {
+  type: 'pipeline-start';
+  pipeline: string;
+  input: unknown;
+  segment: number;
+  /** Stages already completed (and not run again), when it resumes. */
+  completedStages: number;
+  /** The job's spender name for this pipeline. */
+  spender: string;
+}
+/** A stage starts: its path, and what kind of stage it is. */
+export interface StageStartEvent extends Base {
+  type: 'stage-start';
+  stage: string;
+  kind: 'function' | 'model' | 'chain' | 'route' | 'fan-out' | 'fan-in';
+}
+/** A stage ended: its output (JSON) or the failure that stops the pipeline. */
+export interface StageEndEvent extends Base {
+  type: 'stage-end';
+  stage: string;
+  kind: StageStartEvent['kind'];
+  status: 'ok' | 'failed' | 'restored';
+  /** The output, when ok or restored (from the stage store on resume: the stage did not run). */
+  output?: unknown;
+  failure?: StageFailure;
+  durationMs: number;
+}
+/** A route chose a branch: the classifier's label, and the fallback when the label names none. */
+export interface RouteEvent extends Base {
+  type: 'route';
+  stage: string;
+  label: string;
+  branch: string;
+  fallback: boolean;
+}
+/** The pipeline's outcome and its bill. */
+export interface PipelineEndEvent extends Base {
+  type: 'pipeline-end';
+  outcome: PipelineOutcome<unknown>;
+  modelCalls: number;
+  billedTokens: number;
+  costUsd: number;
+  usage: Usage;
+}
+
 /** Every event a run emits, keyed on `type`. */
 export type TraceEvent =
   | RunStartEvent
@@ -329,7 +380,12 @@ export type TraceEvent =
   | ContextEditEvent
   | ContextWindowEvent
   | ContextMissEvent
-  | ContextSpendEvent;
+  | ContextSpendEvent
+  | PipelineStartEvent
+  | StageStartEvent
+  | StageEndEvent
+  | RouteEvent
+  | PipelineEndEvent;
 
 /** An event before the loop stamps it with version, run id, sequence number and time. */
 export type TraceEventBody = TraceEvent extends infer E

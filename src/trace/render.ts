@@ -1,5 +1,6 @@
 import { canonicalJson } from '../controls/canonical-json.js';
 import { describeOutcome } from '../loop/outcome.js';
+import { describePipelineOutcome } from '../pipeline/pipeline-outcome.js';
 import { cascadeRecordOf } from '../routing/cascade-record.js';
 import { describeRouting } from '../routing/describe-routing.js';
 import type { TraceEvent } from './events.js';
@@ -67,6 +68,15 @@ export function renderTrace(events: readonly TraceEvent[], options: RenderOption
         break;
       }
       case 'model-response': {
+        if (event.stage !== undefined) {
+          const call = event.response.content.find((block) => block.type === 'tool_use');
+          const said =
+            call?.type === 'tool_use' ? (call.inputText ?? canonicalJson(call.input)) : event.thought;
+          out.push(
+            `  ${style.dim('model  ')} ${clip(said, width)} ${style.dim(`(${number(event.prefillTokens)} + ${number(event.response.usage?.outputTokens ?? 0)} tokens)`)}`,
+          );
+          break;
+        }
         const calls = event.response.content.filter((block) => block.type === 'tool_use');
         if (event.thought !== '')
           out.push(`  ${style.dim(calls.length > 0 ? 'think  ' : 'answer ')} ${event.thought}`);
@@ -93,6 +103,41 @@ export function renderTrace(events: readonly TraceEvent[], options: RenderOption
         }
         break;
       }
+      case 'pipeline-start':
+        out.push(
+          `${style.bold('pipeline')} ${event.pipeline}${event.segment > 0 ? style.dim(` (resumed: ${event.completedStages} stage(s) restored)`) : ''}`,
+        );
+        break;
+      case 'stage-start':
+        if (event.kind === 'model' || event.kind === 'function')
+          out.push(`${style.bold('stage')} ${event.stage}`);
+        break;
+      case 'stage-end':
+        if (event.status === 'restored')
+          out.push(`${style.dim(`stage ${event.stage}: restored, not run again`)}`);
+        else if (
+          event.status === 'failed' &&
+          event.failure &&
+          (event.kind === 'model' || event.kind === 'function')
+        )
+          out.push(`  ${style.bad(event.failure.kind)} ${describePipelineOutcome(event.failure)}`);
+        else if (event.kind === 'model' || event.kind === 'function')
+          out.push(`  ${style.dim('output ')} ${clip(canonicalJson(event.output ?? null), width)}`);
+        break;
+      case 'route':
+        out.push(
+          `  ${style.dim('route  ')} ${event.stage}: "${event.label}" → ${event.branch}${event.fallback ? style.warn(' (fallback: no such branch)') : ''}`,
+        );
+        break;
+      case 'pipeline-end':
+        out.push('');
+        out.push(
+          `${style.bold('outcome')} ${(event.outcome.kind === 'completed' ? style.good : style.bad)(describePipelineOutcome(event.outcome))}`,
+        );
+        out.push(
+          `  ${style.dim(`${event.modelCalls} model call(s), ${number(event.billedTokens)} tokens billed${event.costUsd > 0 ? `, $${event.costUsd.toFixed(4)}` : ''}`)}`,
+        );
+        break;
       case 'model-error':
         out.push(`  ${style.bad('model error')} ${event.error.name}: ${event.error.message}`);
         break;

@@ -1,3 +1,4 @@
+import type { JobBudget, JobBudgetExceeded } from '../budget/job-budget.js';
 import type { ContextEdit } from '../context/context-edit.js';
 import type { ContextPolicy } from '../context/context-policy.js';
 import { canonicalJson } from '../controls/canonical-json.js';
@@ -329,6 +330,7 @@ async function replaySegment(events: readonly TraceEvent[], options: ReplayOptio
       state,
       resumed: start.resumedFrom !== null,
       accountSpend: undefined,
+      ...jobBudgetFromTrace(end?.outcome, responses.length),
       approvals:
         events.filter((event) => event.type === 'approval').length > 0 ? recordedVerdicts(events) : undefined,
     }),
@@ -442,4 +444,42 @@ function errorFromInfo(info: ErrorInfo): Error {
 
 function withoutStacks(outcome: Outcome): unknown {
   return JSON.parse(JSON.stringify(outcome, (key, value) => (key === 'stack' ? undefined : value)));
+}
+
+/**
+ * A run that a job's budget stopped before a call: the budget was shared with runs outside this
+ * trace, so the replay stands in one that grants every recorded call and refuses the next with the
+ * recorded figures, as the live one did.
+ */
+function jobBudgetFromTrace(outcome: Outcome | undefined, recordedCalls: number): { jobBudget?: JobBudget } {
+  if (outcome?.kind !== 'over_budget' || outcome.spender === undefined || outcome.phase !== 'before-call')
+    return {};
+  const exceeded: JobBudgetExceeded = {
+    budget: outcome.budget as JobBudgetExceeded['budget'],
+    limit: outcome.limit,
+    actual: outcome.actual,
+    spender: outcome.spender,
+  };
+  if (outcome.unpriced !== undefined) exceeded.unpriced = outcome.unpriced;
+  let granted = 0;
+  const stand = {
+    reserve: (request: { spender: string; model: string }) =>
+      granted++ < recordedCalls
+        ? {
+            ok: true,
+            reservation: {
+              spender: request.spender,
+              model: request.model,
+              tokens: 0,
+              usd: 0,
+              price: undefined,
+              done: false,
+            },
+          }
+        : { ok: false, exceeded },
+    settle: () => ({ tokens: 0, usd: 0, basis: 'actual', overTokens: 0 }),
+    release: () => {},
+    keep: () => ({ tokens: 0, usd: 0, basis: 'kept', overTokens: 0 }),
+  };
+  return { jobBudget: stand as unknown as JobBudget };
 }

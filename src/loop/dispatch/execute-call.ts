@@ -1,4 +1,5 @@
-import { withoutEchoes } from '../../controls/taint-ledger.js';
+import type { JobBudget } from '../../budget/job-budget.js';
+import { type TaintLedger, withoutEchoes } from '../../controls/taint-ledger.js';
 import { errorInfo } from '../../errors/error-info.js';
 import type { MediaBlock, ToolUseBlock } from '../../model/content.js';
 import { classifyError } from '../../resilience/classify-error.js';
@@ -24,6 +25,8 @@ export interface CallJob {
   signal: AbortSignal;
   emit: Emit;
   options: LiveDispatcherOptions;
+  /** The run's ledger, read only if the tool asks `context.tainted`. */
+  taint?: TaintLedger;
 }
 
 /**
@@ -107,6 +110,7 @@ class CallContext implements ToolContext {
   readonly step: number;
   readonly callId: string;
   readonly #watch: CallWatch;
+  readonly #job: CallJob;
 
   constructor(job: CallJob, watch: CallWatch) {
     this.actor = job.options.actor;
@@ -114,6 +118,20 @@ class CallContext implements ToolContext {
     this.step = job.step;
     this.callId = job.call.id;
     this.#watch = watch;
+    this.#job = job;
+  }
+
+  // Getters, like `signal`: read only by the tools that ask, at no cost per call to the others.
+  get jobBudget(): JobBudget | undefined {
+    return this.#job.options.jobBudget;
+  }
+
+  get spender(): string {
+    return `${this.#job.options.spender ?? `agent:${this.runId}`}/tool:${this.#job.tool.name}`;
+  }
+
+  get tainted(): boolean {
+    return this.#job.taint?.tainted ?? false;
   }
 
   get signal(): AbortSignal {

@@ -3,6 +3,7 @@ import { errorInfo } from '../../errors/error-info.js';
 import type { TokenEstimator } from '../../tokens/token-estimator.js';
 import type { AnyTool } from '../../tools/define-tool.js';
 import { sizeResult, type Truncation } from '../../tools/result-size.js';
+import { isUntrustedResult } from '../../tools/untrusted-result.js';
 import type { CallSettlement } from '../call-plan.js';
 import { base, errorContent } from './settlement.js';
 
@@ -50,9 +51,10 @@ function shown(tool: AnyTool, output: unknown, serialized: string, options: Sizi
     text = sized.content;
     truncation = sized.truncation;
   }
-  const untrusted = !tool.trustedOutput;
+  // A trusted tool may mark one result untrusted (`untrustedResult`: a sub-agent that read untrusted data).
+  const untrusted = !tool.trustedOutput || isUntrustedResult(output);
   // Each trusted value keeps the path it came from, so the ledger binds it to its field's kind.
-  const trustedLeaves = tool.trustedOutput
+  const trustedLeaves = !untrusted
     ? leavesOf(output)
     : tool.trustedOutputFields.length === 0
       ? noLeaves

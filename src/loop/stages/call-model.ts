@@ -1,3 +1,4 @@
+import { isJobBudgetExceeded } from '../../budget/job-budget.js';
 import { costUsdOf, resolvePrice } from '../../controls/price.js';
 import { errorInfo } from '../../errors/error-info.js';
 import {
@@ -18,6 +19,7 @@ import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
 import { isLoopStop, LoopStop } from '../loop-stop.js';
 import type { Outcome } from '../outcome.js';
+import { chargedCall, jobOutcome } from './job-charge.js';
 import { malformed, validUsage } from './read-response.js';
 
 /** A model's answer as the later stages read it. */
@@ -45,7 +47,14 @@ export function callModel(state: LoopState, step: number, prepared: PreparedCall
   };
   if (prepared.maxOutputTokens !== undefined) request.maxOutputTokens = prepared.maxOutputTokens;
   if (prepared.settings !== undefined) request.settings = prepared.settings;
-  return answerOf(state, prepared.model, request).then(
+  const job = state.setup.jobBudget;
+  const answer =
+    job === undefined
+      ? answerOf(state, prepared.model, request)
+      : chargedCall(job, state.setup.spender ?? `agent:${state.setup.runId}`, prepared, () =>
+          answerOf(state, prepared.model, request),
+        );
+  return answer.then(
     (response) => readAnswer(state, step, prepared, response, startedAt),
     (thrown: unknown) => modelFailed(state, step, thrown, startedAt),
   );
@@ -58,7 +67,13 @@ async function modelFailed(
   thrown: unknown,
   startedAt: number,
 ): Promise<never> {
-  if (isLoopStop(thrown) || state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
+  if (isLoopStop(thrown))
+    throw thrown.outcome?.kind === 'over_budget' ? thrown : new LoopStop(undefined, 'during-call');
+  if (state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
+  // A model that charges the job itself (`budgetedModel`, `retryingModel` with a job budget) and was
+  // refused: the job has run out, and the run says who ran it out.
+  if (isJobBudgetExceeded(thrown))
+    throw new LoopStop(jobOutcome(thrown.exceeded, 'during-call'), 'during-call');
   const error = errorInfo(thrown);
   const written = state.trace.emit({
     type: 'model-error',
