@@ -42,7 +42,9 @@ async function postgresReachable(): Promise<void> {
 async function crashFleet(store: 'redis' | 'postgres', seed: number) {
   const prefix = uniquePrefix(`queue-crash-${store}`).replaceAll(':', '-');
   const random = seededRandom(seed);
-  const ids = Array.from({ length: runs }, (_, i) => `${store}-${seed}-${i}`);
+  // Unique per test run: the PostgreSQL checkpoint table outlives it, and an ended run resumes to its old outcome.
+  const tag = prefix.slice(prefix.lastIndexOf('-') + 1);
+  const ids = Array.from({ length: runs }, (_, i) => `${store}-${seed}-${tag}-${i}`);
   const plan: Record<string, { step: number; point: (typeof points)[number] }> = {};
   for (const id of ids)
     if (random() < 1 / 10)
