@@ -3,4 +3,5 @@ export * from './sqlite-checkpoint-store.js';
 export * from './sqlite-dead-letter-store.js';
 export * from './sqlite-eval-results-store.js';
 export * from './sqlite-idempotency-store.js';
+export * from './sqlite-stage-store.js';
 export * from './sqlite-transcript-index.js';
