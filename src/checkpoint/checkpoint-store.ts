@@ -35,16 +35,27 @@ export type CheckpointCommit = {
  * delta. Every store calls it first; it throws a `ReinsError` (`invalid_checkpoint`), a programmer's error.
  */
 export function checkCommit(commit: CheckpointCommit): void {
-  const { expectedRevision, revision } = commit;
-  if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0 || revision !== expectedRevision + 1)
-    throw new ReinsError(
-      'invalid_checkpoint',
-      `checkpoint commit for ${commit.runId}: revision ${String(revision)} does not follow ${String(expectedRevision)}`,
-    );
+  checkRevision('checkpoint', commit);
   if ((commit.snapshot === undefined) === (commit.delta === undefined))
     throw new ReinsError(
       'invalid_checkpoint',
       `checkpoint commit for ${commit.runId}: needs a snapshot or a delta`,
+    );
+}
+
+/**
+ * Refuses a compare-and-set whose revision is not `expectedRevision + 1` (`invalid_checkpoint`):
+ * what every revisioned store (checkpoints, pipeline stages) checks before it writes.
+ */
+export function checkRevision(
+  what: string,
+  commit: { runId: string; expectedRevision: number; revision: number },
+): void {
+  const { expectedRevision, revision } = commit;
+  if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0 || revision !== expectedRevision + 1)
+    throw new ReinsError(
+      'invalid_checkpoint',
+      `${what} commit for ${commit.runId}: revision ${String(revision)} does not follow ${String(expectedRevision)}`,
     );
 }
 

@@ -1,6 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { CommitResult } from '../checkpoint/checkpoint-store.js';
-import { ReinsError } from '../errors/reins-error.js';
+import { type CommitResult, checkRevision } from '../checkpoint/checkpoint-store.js';
 import type { StageCommit, StageRecord, StageStore } from '../pipeline/stage-store.js';
 import { openDatabase, type SqliteTarget } from './open-database.js';
 
@@ -79,11 +78,7 @@ export class SqliteStageStore implements StageStore {
   }
 
   commit(commit: StageCommit): CommitResult {
-    if (!Number.isSafeInteger(commit.expectedRevision) || commit.revision !== commit.expectedRevision + 1)
-      throw new ReinsError(
-        'invalid_checkpoint',
-        `stage commit for ${commit.runId}: revision ${String(commit.revision)} does not follow ${String(commit.expectedRevision)}`,
-      );
+    checkRevision('stage', commit);
     return this.#commit(commit);
   }
 
