@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { RunEventStore } from '../queue/run-stores.js';
 import { traceConflict } from '../queue/trace-conflict.js';
 import type { TraceEvent } from '../trace/events.js';
@@ -55,8 +56,6 @@ export class RedisRunEventLog implements RunEventStore {
     this.#pollMs = options.pollMs ?? 5_000;
     this.#subscriber = options.subscriber;
     this.#ownSubscriber = options.subscriber === undefined;
-    if (!('reinsAppendEvents' in this.#redis))
-      this.#redis.defineCommand('reinsAppendEvents', { numberOfKeys: 1, lua: appendScript });
   }
 
   #stream(runId: string): string {
@@ -74,17 +73,28 @@ export class RedisRunEventLog implements RunEventStore {
       if (event.seq !== first.seq + index) throw traceConflict(runId, first.seq + index, event.seq);
       return JSON.stringify(event);
     });
-    const command = (
-      this.#redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number]>>
-    )['reinsAppendEvents'] as (...args: unknown[]) => Promise<[number, number]>;
-    const [ok, next] = await command.call(
-      this.#redis,
+    // EVAL, not EVALSHA: an EVALSHA refused with NOSCRIPT (a restarted or flushed Redis) is sent
+    // again as EVAL after its reply, behind a checkpoint commit sent after it, and `orderedBefore`
+    // would not hold (test: write-behind.test.ts, SCRIPT FLUSH mid-run).
+    const [ok, next] = (await this.#redis.eval(
+      appendScript,
+      1,
       this.#stream(runId),
       this.#channel(runId),
       first.seq,
       ...texts,
-    );
+    )) as [number, number];
     if (ok !== 1) throw traceConflict(runId, next, first.seq);
+  }
+
+  /**
+   * True when `checkpoint` commits over this log's own client (a `RedisCheckpointStore` given the
+   * same ioredis instance, not a Cluster): Redis applies one connection's commands in the order they
+   * were sent, so an append sent before a commit is applied before it.
+   */
+  orderedBefore(checkpoint: AnyCheckpointStore): boolean {
+    const redis = this.#redis as Redis & { isCluster?: boolean };
+    return redis.isCluster !== true && (checkpoint as { connection?: unknown }).connection === redis;
   }
 
   async nextSeq(runId: string): Promise<number | undefined> {

@@ -29,6 +29,19 @@ if #ARGV > n + 2 + m then redis.call('HSET', KEYS[1], unpack(ARGV, n + 3 + m)) e
 return redis.call('HGETALL', KEYS[1])
 `;
 
+// KEYS: hash. ARGV: updatedAt (JSON), then the allowed statuses. Sets status running, counts the
+// attempt, returns the hash after the change, or false.
+const startScript = `
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return false end
+local allowed = false
+for i = 2, #ARGV do if ARGV[i] == status then allowed = true end end
+if not allowed then return false end
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('HSET', KEYS[1], 'status', 'running', 'updatedAt', ARGV[1])
+return redis.call('HGETALL', KEYS[1])
+`;
+
 /** Options for {@link RedisRunRegistry}. */
 export interface RedisRunRegistryOptions {
   redis: Redis;
@@ -80,6 +93,8 @@ export class RedisRunRegistry implements RunRecordStore {
     patch: RunRecordPatch,
     from?: readonly RunRecordStatus[],
   ): Promise<RunRecord | undefined> {
+    // No status is one of none: refused, as the memory registry does (the script reads 0 as "any").
+    if (from?.length === 0) return undefined;
     const removed: string[] = [];
     const set: string[] = [];
     for (const [field, value] of Object.entries(patch)) {
@@ -96,6 +111,13 @@ export class RedisRunRegistry implements RunRecordStore {
       ...removed,
       ...set,
     )) as string[] | null;
+    return reply ? fromPairs(reply) : undefined;
+  }
+
+  async start(runId: string, at: number, from: readonly RunRecordStatus[]): Promise<RunRecord | undefined> {
+    const reply = (await this.#redis.eval(startScript, 1, this.#key(runId), JSON.stringify(at), ...from)) as
+      | string[]
+      | null;
     return reply ? fromPairs(reply) : undefined;
   }
 

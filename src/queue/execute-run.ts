@@ -3,12 +3,13 @@ import type { ApprovalRequest } from '../loop/approval.js';
 import type { Outcome } from '../loop/outcome.js';
 import { resumeAgent, runAgent } from '../loop/run-agent.js';
 import type { RunResult } from '../loop/run-result.js';
+import type { RunState } from '../loop/run-state.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import type { TraceEvent } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 import type { AgentRegistry } from './agent-definition.js';
 import { RunEventSink } from './run-event-sink.js';
-import type { RunRecord } from './run-queue.js';
+import type { RunRecord, RunRecordStatus } from './run-queue.js';
 import type { RunEventStore, RunJob, RunRecordStore } from './run-stores.js';
 
 /** What {@link executeRun} needs: the same on every worker. */
@@ -78,39 +79,74 @@ export async function executeRun(
 ): Promise<ExecuteRunResult> {
   const { registry, clock = systemClock } = options;
   const { runId, request } = job;
-  // Both reads at once: one round trip on a shared connection.
-  const [record, state] = await Promise.all([registry.get(runId), options.checkpoint.load(runId)]);
-  if (!record) return { kind: 'skipped', reason: 'not_found' };
-  if (record.status === 'ended') return { kind: 'skipped', reason: 'already_ended' };
-  if (record.status === 'cancelling' || signals.cancel?.aborted) {
-    // Cancelled while it waited (or between a crash and this pick-up): it ends without running.
-    const outcome: Outcome = { kind: 'cancelled', reason: 'cancelled before it ran again' };
-    return ended(options, runId, outcome, undefined);
-  }
   const definition = options.agents.get(request.agent);
-  if (!definition) {
-    const outcome: Outcome = {
-      kind: 'hard_error',
-      source: 'internal',
-      error: { name: 'ConfigurationError', message: `no agent definition named "${request.agent}"` },
-    };
-    return ended(options, runId, outcome, undefined);
+  const takeable: readonly RunRecordStatus[] = ['queued', 'running', 'awaiting_approval'];
+  let state: RunState | undefined;
+  let attempt: number;
+  if (definition && registry.start) {
+    // The common case in one round trip: take the run and load its checkpoint together.
+    const [started, loaded] = await Promise.all([
+      registry.start(runId, clock.now(), takeable),
+      options.checkpoint.load(runId),
+    ]);
+    if (!started) {
+      const record = await registry.get(runId);
+      if (!record) return { kind: 'skipped', reason: 'not_found' };
+      if (record.status === 'cancelling')
+        return ended(
+          options,
+          runId,
+          { kind: 'cancelled', reason: 'cancelled before it ran again' },
+          undefined,
+        );
+      return { kind: 'skipped', reason: 'already_ended' };
+    }
+    if (signals.cancel?.aborted)
+      return ended(options, runId, { kind: 'cancelled', reason: 'cancelled before it ran again' }, undefined);
+    state = loaded;
+    attempt = started.attempts;
+  } else {
+    // Both reads at once: one round trip on a shared connection.
+    const [record, loaded] = await Promise.all([registry.get(runId), options.checkpoint.load(runId)]);
+    if (!record) return { kind: 'skipped', reason: 'not_found' };
+    if (record.status === 'ended') return { kind: 'skipped', reason: 'already_ended' };
+    if (record.status === 'cancelling' || signals.cancel?.aborted) {
+      // Cancelled while it waited (or between a crash and this pick-up): it ends without running.
+      const outcome: Outcome = { kind: 'cancelled', reason: 'cancelled before it ran again' };
+      return ended(options, runId, outcome, undefined);
+    }
+    if (!definition) {
+      const outcome: Outcome = {
+        kind: 'hard_error',
+        source: 'internal',
+        error: { name: 'ConfigurationError', message: `no agent definition named "${request.agent}"` },
+      };
+      return ended(options, runId, outcome, undefined);
+    }
+    state = loaded;
+    if (!(state?.status === 'ended' && state.outcome?.kind === 'awaiting_approval' && !job.verdicts)) {
+      attempt = record.attempts + 1;
+      const started = await registry.update(
+        runId,
+        { status: 'running', attempts: attempt, updatedAt: clock.now() },
+        takeable,
+      );
+      if (!started) {
+        // A cancel landed between the read above and this write.
+        if ((await registry.get(runId))?.status === 'cancelling')
+          return ended(
+            options,
+            runId,
+            { kind: 'cancelled', reason: 'cancelled before it ran again' },
+            undefined,
+          );
+        return { kind: 'skipped', reason: 'already_ended' };
+      }
+    } else attempt = record.attempts;
   }
   if (state?.status === 'ended' && state.outcome?.kind === 'awaiting_approval' && !job.verdicts) {
     // A redelivered pause: park it again without opening a new trace segment.
     return parked(options, runId, state.outcome.requests, clock);
-  }
-  const attempt = record.attempts + 1;
-  const started = await registry.update(
-    runId,
-    { status: 'running', attempts: attempt, updatedAt: clock.now() },
-    ['queued', 'running', 'awaiting_approval'],
-  );
-  if (!started) {
-    // A cancel landed between the read above and this write.
-    if ((await registry.get(runId))?.status === 'cancelling')
-      return ended(options, runId, { kind: 'cancelled', reason: 'cancelled before it ran again' }, undefined);
-    return { kind: 'skipped', reason: 'already_ended' };
   }
   const built = await definition.build({ runId, request, attempt });
   const { signal, dispose, drained, atStep } = runSignal(signals);
@@ -128,6 +164,7 @@ export async function executeRun(
   const sink = new RunEventSink({
     log: options.events,
     runId,
+    writeBehind: options.events.orderedBefore?.(options.checkpoint) === true,
     onAppend: (events) => progress(options, runId, events, clock),
   });
   const common = {

@@ -37,6 +37,11 @@ export class MemoryRunEventLog implements RunEventStore {
     wake(log);
   }
 
+  /** An append is applied when it is called, before anything the caller does next. */
+  orderedBefore(): boolean {
+    return true;
+  }
+
   async nextSeq(runId: string): Promise<number | undefined> {
     const events = this.#runs.get(runId)?.events;
     return events && events.length > 0 ? nextOf(events) : undefined;

@@ -26,6 +26,14 @@ export class MemoryRunRegistry implements RunRecordStore {
     return structuredClone(next);
   }
 
+  async start(runId: string, at: number, from: readonly RunRecordStatus[]): Promise<RunRecord | undefined> {
+    const record = this.#records.get(runId);
+    if (!record || !from.includes(record.status)) return undefined;
+    const next = { ...record, status: 'running' as const, attempts: record.attempts + 1, updatedAt: at };
+    this.#records.set(runId, next);
+    return structuredClone(next);
+  }
+
   async get(runId: string): Promise<RunRecord | undefined> {
     const record = this.#records.get(runId);
     return record && structuredClone(record);

@@ -13,6 +13,14 @@ const flushOn = new Set<TraceEvent['type']>(['run-start', 'step-end', 'run-end']
  * `authoritativeSeq`, so a resumed run continues exactly after whatever a crashed worker appended
  * (more than its checkpoint counted, or less: the events held until a segment's claim are counted
  * in the claim's checkpoint before they are written).
+ *
+ * With `writeBehind` (the log applies an append before any checkpoint commit sent after it: see
+ * {@link RunEventStore.orderedBefore}) the appends at `run-start` and `step-end` are sent and not
+ * awaited: the step's checkpoint follows them on the same ordered connection, so the order above
+ * holds and a step costs one round trip. The reply is checked at the next write: a refused append
+ * ends the run at its first event after the reply (`hard_error`, source `trace`), and one append at
+ * most is in flight. `run-end`
+ * and `flush` wait for every append.
  */
 export class RunEventSink implements TraceSink {
   /** The log refuses gaps and duplicates, so where it ends is where a resumed run goes on. */
@@ -20,36 +28,67 @@ export class RunEventSink implements TraceSink {
   readonly #log: RunEventStore;
   readonly #runId: string;
   readonly #onAppend: ((events: readonly TraceEvent[]) => void | Promise<void>) | undefined;
+  readonly #writeBehind: boolean;
   #buffer: TraceEvent[] = [];
+  /** With `writeBehind`: the last append sent and not yet confirmed (kept, rejected, after a failure). */
+  #inFlight: Promise<void> | undefined;
+  /** With `writeBehind`: why the last append failed, once its reply is in. */
+  #failed: unknown;
 
   constructor(options: {
     log: RunEventStore;
     runId: string;
     /** Called with each appended batch, after the append (the executor updates the run's record). */
     onAppend?: (events: readonly TraceEvent[]) => void | Promise<void>;
+    /** Send appends without waiting for their reply (only when the log is `orderedBefore` the checkpoint store). @default false */
+    writeBehind?: boolean;
   }) {
     this.#log = options.log;
     this.#runId = options.runId;
     this.#onAppend = options.onAppend;
+    this.#writeBehind = options.writeBehind === true;
   }
 
   write(event: TraceEvent): Promise<void> | undefined {
+    // A refused append stops the run at its next event (the next step's start, before its tool runs).
+    if (this.#failed !== undefined) throw this.#failed;
     this.#buffer.push(event);
-    return flushOn.has(event.type) ? this.flush() : undefined;
+    if (!flushOn.has(event.type)) return undefined;
+    return this.#writeBehind && event.type !== 'run-end' ? this.#sendBehind() : this.flush();
   }
 
   async flush(): Promise<void> {
-    if (this.#buffer.length === 0) return;
+    if (this.#inFlight) await this.#inFlight;
+    if (this.#buffer.length > 0) await this.#send();
+  }
+
+  async nextSeq(runId: string): Promise<number | undefined> {
+    await this.flush();
+    return this.#log.nextSeq(runId);
+  }
+
+  /** Sends the buffer now and returns nothing, or waits first for an append still in flight (or failed). */
+  #sendBehind(): Promise<void> | undefined {
+    const previous = this.#inFlight;
+    if (previous) return previous.then(() => this.#sendBehind());
+    const sent: Promise<void> = this.#send().then(() => {
+      if (this.#inFlight === sent) this.#inFlight = undefined;
+    });
+    // Seen by the next write or flush, which rethrows it; not an unhandled rejection meanwhile.
+    sent.catch((error: unknown) => {
+      this.#failed = error ?? new Error('trace append failed');
+    });
+    this.#inFlight = sent;
+    return undefined;
+  }
+
+  /** Appends the buffer; the log's command is sent before this returns (its first await). */
+  async #send(): Promise<void> {
     const batch = this.#buffer;
     this.#buffer = [];
     // Sent together: over one Redis connection the two writes share a round trip.
     const appended = this.#log.append(this.#runId, batch);
     if (this.#onAppend) await Promise.all([appended, this.#onAppend(batch)]);
     else await appended;
-  }
-
-  async nextSeq(runId: string): Promise<number | undefined> {
-    await this.flush();
-    return this.#log.nextSeq(runId);
   }
 }

@@ -1,3 +1,4 @@
+import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { ApprovalVerdict } from '../loop/approval.js';
 import type { RunEventLog, RunRecord, RunRecordStatus, RunRegistry, RunRequest } from './run-queue.js';
 
@@ -20,6 +21,14 @@ export interface RunRecordStore extends RunRegistry {
     patch: RunRecordPatch,
     from?: readonly RunRecordStatus[],
   ): Promise<RunRecord | undefined>;
+  /**
+   * A worker takes the run: when its status is one of `from`, sets it `running`, counts the attempt
+   * (`attempts + 1`) and stamps `updatedAt`, in one step. Returns the record after the change, or
+   * `undefined` (nothing written) when it is absent or its status did not match. Lets the executor
+   * take a run without reading its record first (one round trip fewer per run).
+   * @default absent: the executor reads the record, then `update`s it
+   */
+  start?(runId: string, at: number, from: readonly RunRecordStatus[]): Promise<RunRecord | undefined>;
 }
 
 /**
@@ -32,6 +41,14 @@ export interface RunEventStore extends RunEventLog {
   nextSeq(runId: string): Promise<number | undefined>;
   /** The run has reached its terminal outcome: followers stop after its last event. */
   end(runId: string): Promise<void>;
+  /**
+   * True when an append this log was handed is applied before any commit made to `checkpoint`
+   * after it was sent (one ordered connection to one server, or a log that applies an append when
+   * it is called). The executor then sends a step's events and its checkpoint back to back instead
+   * of waiting for the append's reply first: one round trip per step instead of two.
+   * @default false (the executor waits for each append before the checkpoint that follows it)
+   */
+  orderedBefore?(checkpoint: AnyCheckpointStore): boolean;
 }
 
 /**

@@ -159,6 +159,14 @@ export class RedisCheckpointStore implements CheckpointStore {
       this.#redis.defineCommand(commitCommand, { numberOfKeys: 2, lua: commitScript });
   }
 
+  /**
+   * The client every commit goes through. A writer on the same (non-cluster) client knows its
+   * earlier commands reach Redis, and are applied, before this store's next commit.
+   */
+  get connection(): Redis {
+    return this.#redis;
+  }
+
   /** Applies `commit` when the run's head is at `commit.expectedRevision` or the run is new. */
   async commit(commit: CheckpointCommit): Promise<CommitResult> {
     checkCommit(commit);
