@@ -22,6 +22,11 @@ export interface BullmqRunQueueOptions {
   clock?: Clock;
   /** @default random UUIDs (`run_…`) */
   generateId?: IdGenerator;
+  /**
+   * Records and traces of ended runs expire this long after the run ends (give workers the same).
+   * @default undefined (kept until deleted)
+   */
+  endedRunTtlMs?: number;
 }
 
 /** The channel a cancel is published on; every worker listens. */
@@ -62,8 +67,9 @@ export class BullmqRunQueue implements RunQueue {
       connection: redis,
       prefix: this.#prefix,
     });
-    this.registry = new RedisRunRegistry({ redis, prefix: this.#prefix });
-    this.events = new RedisRunEventLog({ redis, prefix: this.#prefix });
+    const ttl = options.endedRunTtlMs === undefined ? {} : { endedRunTtlMs: options.endedRunTtlMs };
+    this.registry = new RedisRunRegistry({ redis, prefix: this.#prefix, ...ttl });
+    this.events = new RedisRunEventLog({ redis, prefix: this.#prefix, ...ttl });
   }
 
   async enqueue(

@@ -3,6 +3,7 @@ import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { RunEventStore } from '../queue/run-stores.js';
 import { traceConflict } from '../queue/trace-conflict.js';
 import type { TraceEvent } from '../trace/events.js';
+import { checkTtl } from './redis-run-registry.js';
 
 // A run's events are a stream whose entry ids are `0-<seq + 1>`, so the stream itself orders and
 // indexes them by seq. One script appends a batch: it checks the first event continues the
@@ -33,6 +34,10 @@ export interface RedisRunEventLogOptions {
   prefix?: string;
   /** A follower re-reads at least this often, in case a notice was lost to a reconnect. @default 5_000 */
   pollMs?: number;
+  /**
+   * A run's events (and its end marker) expire this long after `end`. @default undefined (kept until deleted)
+   */
+  endedRunTtlMs?: number;
 }
 
 /**
@@ -45,6 +50,7 @@ export class RedisRunEventLog implements RunEventStore {
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #pollMs: number;
+  readonly #endedRunTtlMs: number;
   #subscriber: Redis | undefined;
   readonly #ownSubscriber: boolean;
   readonly #listeners = new Map<string, { listeners: Set<() => void>; ready: Promise<unknown> }>();
@@ -54,6 +60,7 @@ export class RedisRunEventLog implements RunEventStore {
     this.#redis = options.redis;
     this.#prefix = options.prefix ?? 'reins';
     this.#pollMs = options.pollMs ?? 5_000;
+    this.#endedRunTtlMs = checkTtl(options.endedRunTtlMs);
     this.#subscriber = options.subscriber;
     this.#ownSubscriber = options.subscriber === undefined;
   }
@@ -104,11 +111,12 @@ export class RedisRunEventLog implements RunEventStore {
   }
 
   async end(runId: string): Promise<void> {
-    await this.#redis
-      .multi()
-      .set(`${this.#prefix}:events-ended:${runId}`, '1')
-      .publish(this.#channel(runId), 'end')
-      .exec();
+    const ended = `${this.#prefix}:events-ended:${runId}`;
+    const ttl = this.#endedRunTtlMs;
+    const transaction = this.#redis.multi();
+    if (ttl > 0) transaction.set(ended, '1', 'PX', ttl).pexpire(this.#stream(runId), ttl);
+    else transaction.set(ended, '1');
+    await transaction.publish(this.#channel(runId), 'end').exec();
   }
 
   async read(runId: string, afterSeq: number, limit?: number): Promise<TraceEvent[]> {

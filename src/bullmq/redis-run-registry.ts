@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { ConfigurationError } from '../errors/reins-error.js';
 import type { RunRecord, RunRecordStatus, RunRequest } from '../queue/run-queue.js';
 import type { RunRecordPatch, RunRecordStore } from '../queue/run-stores.js';
 
@@ -12,20 +13,23 @@ redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
 return 1
 `;
 
-// KEYS: hash. ARGV: number of allowed statuses n, the n statuses, number of fields to delete m,
-// the m fields, then field/value pairs to set. Returns the hash after the change, or false.
+// KEYS: hash. ARGV: TTL in ms for a record that becomes ended (0: none), number of allowed
+// statuses n, the n statuses, number of fields to delete m, the m fields, then field/value pairs to
+// set. Returns the hash after the change, or false.
 const updateScript = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local n = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
 if n > 0 then
   local status = redis.call('HGET', KEYS[1], 'status')
   local allowed = false
-  for i = 2, n + 1 do if ARGV[i] == status then allowed = true end end
+  for i = 3, n + 2 do if ARGV[i] == status then allowed = true end end
   if not allowed then return false end
 end
-local m = tonumber(ARGV[n + 2])
-if m > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, n + 3, n + 2 + m)) end
-if #ARGV > n + 2 + m then redis.call('HSET', KEYS[1], unpack(ARGV, n + 3 + m)) end
+local m = tonumber(ARGV[n + 3])
+if m > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, n + 4, n + 3 + m)) end
+if #ARGV > n + 3 + m then redis.call('HSET', KEYS[1], unpack(ARGV, n + 4 + m)) end
+local ttl = tonumber(ARGV[1])
+if ttl > 0 and redis.call('HGET', KEYS[1], 'status') == 'ended' then redis.call('PEXPIRE', KEYS[1], ttl) end
 return redis.call('HGETALL', KEYS[1])
 `;
 
@@ -47,6 +51,13 @@ export interface RedisRunRegistryOptions {
   redis: Redis;
   /** Prefix of every key. @default 'reins' */
   prefix?: string;
+  /**
+   * A record expires this long after its run ends (status `ended`; a run parked for a person does
+   * not expire). Listings drop expired runs. Keep it as long as the checkpoint store's
+   * `endedRunTtlMs` or longer, or a run whose record is gone still has a checkpoint.
+   * @default undefined (kept until deleted)
+   */
+  endedRunTtlMs?: number;
 }
 
 /**
@@ -57,10 +68,12 @@ export interface RedisRunRegistryOptions {
 export class RedisRunRegistry implements RunRecordStore {
   readonly #redis: Redis;
   readonly #prefix: string;
+  readonly #endedRunTtlMs: number;
 
   constructor(options: RedisRunRegistryOptions) {
     this.#redis = options.redis;
     this.#prefix = options.prefix ?? 'reins';
+    this.#endedRunTtlMs = checkTtl(options.endedRunTtlMs);
   }
 
   #key(runId: string): string {
@@ -105,6 +118,7 @@ export class RedisRunRegistry implements RunRecordStore {
       updateScript,
       1,
       this.#key(runId),
+      this.#endedRunTtlMs,
       from?.length ?? 0,
       ...(from ?? []),
       removed.length,
@@ -127,22 +141,31 @@ export class RedisRunRegistry implements RunRecordStore {
   }
 
   async list(filter: { actorId: string; limit?: number }): Promise<RunRecord[]> {
-    const ids = await this.#redis.zrevrange(
-      `${this.#prefix}:actor-runs:${filter.actorId}`,
-      0,
-      (filter.limit ?? 50) - 1,
-    );
+    const index = `${this.#prefix}:actor-runs:${filter.actorId}`;
+    const ids = await this.#redis.zrevrange(index, 0, (filter.limit ?? 50) - 1);
     if (ids.length === 0) return [];
     const pipeline = this.#redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.#key(id));
     const replies = (await pipeline.exec()) ?? [];
     const records: RunRecord[] = [];
-    for (const [error, hash] of replies) {
-      if (error || !hash || Object.keys(hash as object).length === 0) continue;
-      records.push(fromHash(hash as Record<string, string>));
-    }
+    const expired: string[] = [];
+    replies.forEach(([error, hash], position) => {
+      if (error) return;
+      if (!hash || Object.keys(hash as object).length === 0) expired.push(ids[position] as string);
+      else records.push(fromHash(hash as Record<string, string>));
+    });
+    // A record that expired (or was deleted) leaves the actor's index as it is listed.
+    if (expired.length > 0) await this.#redis.zrem(index, ...expired);
     return records;
   }
+}
+
+/** A TTL option: a positive whole number of ms, or 0 for none. */
+export function checkTtl(ttl: number | undefined): number {
+  if (ttl === undefined) return 0;
+  if (!Number.isInteger(ttl) || ttl <= 0)
+    throw new ConfigurationError('endedRunTtlMs', `must be a positive integer, got ${String(ttl)}`);
+  return ttl;
 }
 
 function toPairs(record: RunRecord): string[] {

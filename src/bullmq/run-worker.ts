@@ -33,6 +33,11 @@ export interface RunWorkerOptions extends Omit<RunExecutorOptions, 'registry' | 
   stalledIntervalMs?: number;
   /** Times a job may stall (its worker died) before BullMQ fails it. @default 10 */
   maxStalledCount?: number;
+  /**
+   * Records and traces of ended runs expire this long after the run ends (give the queue the same).
+   * @default undefined (kept until deleted)
+   */
+  endedRunTtlMs?: number;
   /** On `close()`, how long in-flight runs get to reach the end of their step before they stop at once. @default 10_000 */
   drainTimeoutMs?: number;
   /** For the jitter on tenant retries. @default Math.random */
@@ -78,8 +83,9 @@ export async function createRunWorker(options: RunWorkerOptions): Promise<RunWor
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
   const lockDurationMs = options.lockDurationMs ?? 30_000;
-  const registry = new RedisRunRegistry({ redis, prefix });
-  const events = new RedisRunEventLog({ redis, prefix });
+  const ttl = options.endedRunTtlMs === undefined ? {} : { endedRunTtlMs: options.endedRunTtlMs };
+  const registry = new RedisRunRegistry({ redis, prefix, ...ttl });
+  const events = new RedisRunEventLog({ redis, prefix, ...ttl });
   const limiter = new TenantLimiter({
     redis,
     prefix,

@@ -264,6 +264,12 @@ program
       wholeNumber('--drain-timeout-ms', 1),
     ),
   )
+  .addOption(
+    new Option(
+      '--ended-ttl-ms <n>',
+      'records, traces (and Redis checkpoints) of ended runs expire this long after they end',
+    ).argParser(wholeNumber('--ended-ttl-ms', 1)),
+  )
   .option('--quiet', 'print nothing')
   .action(async (options) => {
     process.exitCode = await workerCommand(options);
@@ -447,6 +453,12 @@ program
   )
   .option('--queue <name>', 'BullMQ queue name (the workers must match)', 'reins-runs')
   .option('--prefix <prefix>', 'Redis key prefix (the workers must match)', 'reins')
+  .addOption(
+    new Option(
+      '--ended-ttl-ms <n>',
+      'records and traces of ended runs expire this long after they end',
+    ).argParser(wholeNumber('--ended-ttl-ms', 1)),
+  )
   .action(async (options) => {
     const server = await loadServer('reins serve');
     if (server)
@@ -459,6 +471,7 @@ program
         redis: options.redis,
         queue: options.queue,
         prefix: options.prefix,
+        ...(options.endedTtlMs ? { endedRunTtlMs: options.endedTtlMs } : {}),
       });
   });
 

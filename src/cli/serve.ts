@@ -31,6 +31,8 @@ export interface ServeFlags {
   /** The BullMQ queue's name and the key prefix: the workers' (`reins worker`) must match. */
   queue: string;
   prefix: string;
+  /** Records and traces of ended runs expire this long after they end. @default kept */
+  endedRunTtlMs?: number;
 }
 
 /** Waits for Ctrl-C (or SIGTERM), then closes what was opened. */
@@ -144,6 +146,7 @@ async function openQueue(
     redis: flags.redis,
     queueName: flags.queue,
     prefix: flags.prefix,
+    ...(flags.endedRunTtlMs ? { endedRunTtlMs: flags.endedRunTtlMs } : {}),
   });
   return {
     queue,

@@ -22,6 +22,8 @@ export interface WorkerCommandOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   drainTimeoutMs?: number;
+  /** Records, traces and (with `--checkpoint redis`) checkpoints of ended runs expire this long after they end. */
+  endedTtlMs?: number;
   quiet?: boolean;
 }
 
@@ -75,6 +77,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<numb
     agents,
     checkpoint,
     concurrency: options.concurrency,
+    ...(options.endedTtlMs ? { endedRunTtlMs: options.endedTtlMs } : {}),
     ...(options.tenantMaxRunning !== undefined || rate
       ? {
           tenants: {
@@ -122,7 +125,11 @@ async function openCheckpointStore(
     case 'redis': {
       const { RedisCheckpointStore } = await import('../redis/redis-checkpoint-store.js');
       return {
-        checkpoint: new RedisCheckpointStore({ redis, keyPrefix: `${options.prefix}:checkpoint` }),
+        checkpoint: new RedisCheckpointStore({
+          redis,
+          keyPrefix: `${options.prefix}:checkpoint`,
+          ...(options.endedTtlMs ? { endedRunTtlMs: options.endedTtlMs } : {}),
+        }),
         close: async () => {},
       };
     }
