@@ -34,6 +34,7 @@ const results = {
   context: load('context'),
   eval: load('eval'),
   otel: load('otel'),
+  queue: load('queue'),
 };
 
 const fixed = (value: number | undefined, digits = 1) =>
@@ -354,6 +355,7 @@ function contextReportBars(): Bar[] {
       (v) => v < 0.5,
       'context',
     ),
+    ...queueBars(),
     bar(
       'context: policy overhead per step at 2,000 steps, worst policy',
       worstOverhead,
@@ -363,6 +365,58 @@ function contextReportBars(): Bar[] {
       'context',
     ),
   ];
+}
+
+const queueRow = (setup: string) => results.queue?.rows.find((row: Json) => row.setup === setup);
+
+function queueBars(): Bar[] {
+  const four = queueRow('4');
+  const added = (setup: string) => queueRow(setup)?.addedP50Ms;
+  return [
+    bar(
+      'queue: time added per run (p50) over the in-process run, 4 worker processes',
+      four?.addedP50Ms,
+      `${fixed(four?.addedP50Ms, 2)} ms (1 worker ${fixed(added('1'), 2)}, 8 workers ${fixed(added('8'), 2)})`,
+      '≤ 5 ms',
+      (v) => v <= 5,
+      'queue',
+    ),
+    bar(
+      'queue: 6-step runs per second, 4 worker processes',
+      four?.throughputPerSecond,
+      `${fixed(four?.throughputPerSecond)} runs/s`,
+      '≥ 200 runs/s',
+      (v) => v >= 200,
+      'queue',
+    ),
+  ];
+}
+
+function queueTable(): string {
+  const data = results.queue;
+  if (!data) return '_No results: run `npm run bench -- --only queue`._';
+  return table(
+    [
+      'setup',
+      'runs/s',
+      'first event p50 / p99',
+      'whole run p50 / p99',
+      'added per run (p50)',
+      'lost',
+      'duplicated',
+    ],
+    data.rows.map((row: Json) => [
+      row.setup === 'in-process'
+        ? 'in-process queue (1 process)'
+        : `${row.setup} \`reins worker\` process${row.setup === '1' ? '' : 'es'}`,
+      fixed(row.throughputPerSecond),
+      `${fixed(row.firstEventP50Ms, 2)} / ${fixed(row.firstEventP99Ms, 2)} ms`,
+      `${fixed(row.runP50Ms, 2)} / ${fixed(row.runP99Ms, 2)} ms`,
+      row.setup === 'in-process' ? '—' : `${fixed(row.addedP50Ms, 2)} ms`,
+      String(row.lost),
+      String(row.duplicates),
+    ]),
+  );
 }
 
 // -------------------------------------------------------------------------------------- tables
@@ -784,6 +838,7 @@ const tables: Record<string, () => string> = {
   context: contextTable,
   eval: evalTable,
   otel: otelTable,
+  queue: queueTable,
   meta: metaTable,
 };
 

@@ -37,6 +37,7 @@ const benches: { name: string; args: string[]; stdout?: boolean }[] = [
   { name: 'context', args: [...tsx, 'bench/context.ts', '--json', file('context')] },
   { name: 'eval', args: [...tsx, 'bench/eval-harness.ts', '--json', file('eval')] },
   { name: 'otel', args: [...tsx, 'bench/otel-overhead.ts', '--json', file('otel')] },
+  { name: 'queue', args: [...tsx, 'bench/queue.ts', '--json', file('queue')] },
 ];
 
 const only = option('only')?.split(',');
