@@ -220,6 +220,115 @@ describe.skipIf(skip)('the run viewer in Chromium', () => {
     await context.close();
   });
 
+  it('cancel by keyboard: a run paused for a refund is cancelled from the page and the refund never runs', async () => {
+    const { context, page, problems } = await open(375);
+    await signIn(page, 'token-for-cust-ana');
+    const before = service.refunds.length;
+    await tabTo(page, 'run-input');
+    await page.keyboard.type('Refund o-1001 please.');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#approve-0');
+    await tabTo(page, 'cancel-run');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid=outcome-kind][data-value=cancelled]');
+    expect(await page.isVisible('#cancel-run')).toBe(false);
+    expect(await page.$('#approve-0')).toBeNull();
+    const runId = decodeURIComponent(new URL(page.url()).hash.replace('#run/', ''));
+    const record = (await (
+      await fetch(`${service.url}runs/${runId}`, { headers: { Authorization: 'Bearer token-for-cust-ana' } })
+    ).json()) as { status: string; outcome: { kind: string } };
+    expect(record).toMatchObject({ status: 'ended', outcome: { kind: 'cancelled' } });
+    // A verdict after the cancel is refused; nothing was refunded.
+    const late = await fetch(`${service.url}runs/${runId}/approvals`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer token-for-cust-ana', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ verdicts: [{ decision: 'approve', by: 'cust-ana' }] }),
+    });
+    expect(late.status).toBeGreaterThanOrEqual(400);
+    expect(service.refunds.length).toBe(before);
+    expect(problems.every((line) => line.includes('409') || line.includes('400'))).toBe(true);
+    await context.close();
+  });
+
+  it('a stream torn mid-event reconnects with Last-Event-ID and shows every step once, as a clean stream does', async () => {
+    const { context, page, problems } = await open(1100);
+    // In the page: the first events stream delivers its first two blocks whole and half of the third, then
+    // fails as a dropped connection does. Every events request's Last-Event-ID is recorded.
+    await page.addInitScript(() => {
+      const original = window.fetch.bind(window);
+      const seen: (string | null)[] = [];
+      (window as unknown as { lastEventIds: (string | null)[] }).lastEventIds = seen;
+      let torn = false;
+      window.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+        const url = new URL(input instanceof Request ? input.url : String(input), location.href);
+        if (!/\/runs\/[^/]+\/events$/.test(url.pathname)) return original(input, init);
+        seen.push(new Headers(init?.headers).get('Last-Event-ID'));
+        const response = await original(input, init);
+        if (torn || !response.body) return response;
+        torn = true;
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let text = '';
+        while (text.split('\n\n').length < 4) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          text += decoder.decode(value, { stream: true });
+        }
+        await reader.cancel();
+        const blocks = text.split('\n\n');
+        const whole = blocks.slice(0, 2).join('\n\n');
+        (window as unknown as { tornWhole: string }).tornWhole = whole;
+        const cut = `${whole}\n\n${(blocks[2] ?? '').slice(0, 20)}`;
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(cut));
+            setTimeout(() => controller.error(new TypeError('network error')), 50);
+          },
+        });
+        return new Response(body, { status: 200, headers: response.headers });
+      };
+    });
+    await signIn(page, 'token-for-cust-ana');
+    await page.fill('#run-input', 'Order o-1001 is late. Can I get my money back?');
+    await page.click('#start-button');
+    await page.waitForSelector('#approve-0');
+    await page.waitForSelector('#timeline li[data-step="2"] [data-status="awaiting approval"]');
+    const { ids, whole } = await page.evaluate(() => {
+      const held = window as unknown as { lastEventIds: (string | null)[]; tornWhole: string };
+      return { ids: held.lastEventIds, whole: held.tornWhole };
+    });
+    // The second connection asks for what follows the last whole trace event the first delivered.
+    const delivered = [...whole.matchAll(/^id: (\d+)$/gm)].map((match) => match[1]);
+    expect(delivered.length).toBeGreaterThan(0);
+    expect(ids.slice(0, 2)).toEqual([null, delivered.at(-1)]);
+    const timeline = () =>
+      page.$$eval('#timeline > li', (items) =>
+        items.map(
+          (item) => `${item.getAttribute('data-step')}: ${item.querySelector('[data-status]')?.textContent}`,
+        ),
+      );
+    const torn = await timeline();
+    expect(torn.map((line) => line.split(':')[0])).toEqual(['1', '2']);
+    // A clean page on the same run shows the same thing.
+    const clean = await open(1100);
+    await signIn(clean.page, 'token-for-cust-ana');
+    await clean.page.goto(page.url());
+    await clean.page.reload();
+    await clean.page.waitForSelector('#main[data-ready=signed-in]');
+    await clean.page.waitForSelector('#timeline li[data-step="2"] [data-status="awaiting approval"]');
+    expect(
+      await clean.page.$$eval('#timeline > li', (items) =>
+        items.map(
+          (item) => `${item.getAttribute('data-step')}: ${item.querySelector('[data-status]')?.textContent}`,
+        ),
+      ),
+    ).toEqual(torn);
+    expect(problems).toEqual([]);
+    expect(clean.problems).toEqual([]);
+    await clean.context.close();
+    await context.close();
+  });
+
   it('reins trace view FILE serves the viewer over a recorded trace, read-only, with the same steps and outcome', async () => {
     const child: ChildProcess = spawn(
       process.execPath,
