@@ -281,7 +281,7 @@ export async function runEval<World>(
   const meter = new SpendMeter();
 
   const stop = new AbortController();
-  // Read on every trial: a flag, not \`stop.signal.aborted\` (a getter on a Node object whose map
+  // Read on every trial: a flag, not `stop.signal.aborted` (a getter on a Node object whose map
   // differs from one eval to the next, so the workers' optimized code was thrown away each eval).
   let halted = false;
   const stopEval = (why: unknown) => {
