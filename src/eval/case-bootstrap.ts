@@ -189,6 +189,33 @@ function binomialPmf(n: number, p: number): Float64Array {
   return pmf;
 }
 
+/** A case's pass@k and pass^k, first and second moments over its binomial pass count. */
+interface CaseMoments {
+  a1: number;
+  a2: number;
+  h1: number;
+  h2: number;
+}
+
+function caseMoments(n: number, p: number, k: number): CaseMoments {
+  const pmf = binomialPmf(n, p);
+  let a1 = 0;
+  let a2 = 0;
+  let h1 = 0;
+  let h2 = 0;
+  for (let c = 0; c <= n; c++) {
+    const w = pmf[c] as number;
+    if (w === 0) continue;
+    const atK = passAtK(n, c, k) as number;
+    const hatK = passHatK(n, c, k) as number;
+    a1 += w * atK;
+    a2 += w * atK * atK;
+    h1 += w * hatK;
+    h2 += w * hatK * hatK;
+  }
+  return { a1, a2, h1, h2 };
+}
+
 /**
  * The two-level bootstrap's intervals from its exact moments: a resampled figure is the mean of m
  * independent draws, each a uniformly chosen case at a binomial pass count, so its mean and variance
@@ -204,6 +231,9 @@ function bootstrapMoments(cases: readonly CaseTally[], k: number, level: number)
   let exy = 0;
   const at = { sum: 0, sum2: 0, count: 0 };
   const hat = { sum: 0, sum2: 0, count: 0 };
+  // A case's moments depend only on its (n, passes), and most cases share a few of those (n is the
+  // trial count): each pair is worked out once, not once per case.
+  const known = new Map<string, CaseMoments>();
   for (const one of cases) {
     const p = one.passes / one.n;
     const mean = one.n * p;
@@ -213,26 +243,17 @@ function bootstrapMoments(cases: readonly CaseTally[], k: number, level: number)
     ey2 += one.n * one.n;
     exy += one.n * mean;
     if (one.n < k) continue;
-    const pmf = binomialPmf(one.n, p);
-    let a1 = 0;
-    let a2 = 0;
-    let h1 = 0;
-    let h2 = 0;
-    for (let c = 0; c <= one.n; c++) {
-      const w = pmf[c] as number;
-      if (w === 0) continue;
-      const atK = passAtK(one.n, c, k) as number;
-      const hatK = passHatK(one.n, c, k) as number;
-      a1 += w * atK;
-      a2 += w * atK * atK;
-      h1 += w * hatK;
-      h2 += w * hatK * hatK;
+    const key = `${one.n}/${one.passes}`;
+    let moments = known.get(key);
+    if (!moments) {
+      moments = caseMoments(one.n, p, k);
+      known.set(key, moments);
     }
-    at.sum += a1;
-    at.sum2 += a2;
+    at.sum += moments.a1;
+    at.sum2 += moments.a2;
     at.count++;
-    hat.sum += h1;
-    hat.sum2 += h2;
+    hat.sum += moments.h1;
+    hat.sum2 += moments.h2;
     hat.count++;
   }
   ex /= m;

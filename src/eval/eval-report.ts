@@ -16,10 +16,9 @@ export interface EvalReportInput {
   judge?: JudgeSummary;
 }
 
-function tally<K extends string>(keys: Iterable<K>): Partial<Record<K, number>> {
-  const counts: Partial<Record<K, number>> = {};
-  for (const key of keys) counts[key] = (counts[key] ?? 0) + 1;
-  return counts;
+/** Counts one more of `key`; keys keep the order they were first seen in. */
+function count<K extends string>(counts: Partial<Record<K, number>>, key: K): void {
+  counts[key] = (counts[key] ?? 0) + 1;
 }
 
 /**
@@ -31,46 +30,71 @@ function tally<K extends string>(keys: Iterable<K>): Partial<Record<K, number>> 
  */
 export function buildEvalReport(input: EvalReportInput): EvalReport {
   const { k } = input.config;
+  // One pass over each case's records and one over all of them, in plain loops: this runs once per
+  // eval, so mostly before the JIT has looked at it, where each filter/map/flatMap is a walk of
+  // the records through a callback, and an array made and thrown away.
   const byCase = new Map<string, TrialRecord[]>();
   for (const id of input.caseIds) byCase.set(id, []);
   for (const record of input.records) byCase.get(record.caseId)?.push(record);
   const cases: CaseReport[] = [];
+  const atK: number[] = [];
+  const hatK: number[] = [];
+  const tallies: { n: number; passes: number }[] = [];
   for (const [id, records] of byCase) {
     const n = records.length;
-    const passes = records.filter((record) => record.pass).length;
-    cases.push({
+    let passes = 0;
+    const failureClasses: Partial<Record<FailureClass, number>> = {};
+    for (let i = 0; i < n; i++) {
+      const record = records[i] as TrialRecord;
+      if (record.pass) passes++;
+      if (record.failureClass) count(failureClasses, record.failureClass);
+    }
+    const one: CaseReport = {
       id,
       n,
       passes,
       passRate: n === 0 ? 0 : passes / n,
       passAtK: n === 0 ? null : passAtK(n, passes, k),
       passHatK: n === 0 ? null : passHatK(n, passes, k),
-      failureClasses: tally(records.flatMap((record) => (record.failureClass ? [record.failureClass] : []))),
-    });
+      failureClasses,
+    };
+    cases.push(one);
+    if (one.passAtK !== null) atK.push(one.passAtK);
+    if (one.passHatK !== null) hatK.push(one.passHatK);
+    tallies.push({ n, passes });
   }
   const records = input.records;
-  const passes = records.filter((record) => record.pass).length;
-  const atK = cases.flatMap((one) => (one.passAtK === null ? [] : [one.passAtK]));
-  const hatK = cases.flatMap((one) => (one.passHatK === null ? [] : [one.passHatK]));
-  const intervals = caseBootstrap(
-    cases.map((one) => ({ n: one.n, passes: one.passes })),
-    k,
-    seededRandom(input.config.seed),
-  );
-  const cost = distribution(records.map((record) => record.costUsd));
-  const terminal: Partial<Record<Outcome['kind'], number>> = tally(
-    records.map((record) => record.outcome.kind),
-  );
+  const total = records.length;
+  let passes = 0;
   let toolCalls = 0;
   let invalid = 0;
   let repeated = 0;
   let wasted = 0;
-  for (const record of records) {
-    toolCalls += record.trajectory.toolCalls;
-    invalid += record.trajectory.invalidToolCalls;
-    repeated += record.trajectory.repeatedCalls;
-    wasted += record.trajectory.wastedSteps;
+  let gradingCostUsd = 0;
+  const costs: number[] = [];
+  const latencies: number[] = [];
+  const steps: number[] = [];
+  const billedTokens: number[] = [];
+  const terminal: Partial<Record<Outcome['kind'], number>> = {};
+  const failureClasses: Partial<Record<FailureClass, number>> = {};
+  for (let i = 0; i < total; i++) {
+    const record = records[i] as TrialRecord;
+    if (record.pass) passes++;
+    const trajectory = record.trajectory;
+    toolCalls += trajectory.toolCalls;
+    invalid += trajectory.invalidToolCalls;
+    repeated += trajectory.repeatedCalls;
+    wasted += trajectory.wastedSteps;
+    gradingCostUsd += record.gradingCostUsd ?? 0;
+    costs.push(record.costUsd);
+    latencies.push(record.latencyMs);
+    steps.push(trajectory.steps);
+    billedTokens.push(record.billedTokens);
+    count(terminal, record.outcome.kind);
+    if (record.failureClass) count(failureClasses, record.failureClass);
   }
+  const intervals = caseBootstrap(tallies, k, seededRandom(input.config.seed));
+  const cost = distribution(costs);
   const report: EvalReport = {
     v: 1,
     suite: input.suite,
@@ -79,9 +103,9 @@ export function buildEvalReport(input: EvalReportInput): EvalReport {
     cases,
     summary: {
       k,
-      trials: records.length,
-      passRate: records.length === 0 ? 0 : passes / records.length,
-      passRateCi95: wilsonInterval(passes, records.length),
+      trials: total,
+      passRate: total === 0 ? 0 : passes / total,
+      passRateCi95: wilsonInterval(passes, total),
       passRateByCaseCi95: intervals.passRate,
       passAtK: meanOverCases(atK),
       passAtKCi95: intervals.passAtK,
@@ -90,20 +114,18 @@ export function buildEvalReport(input: EvalReportInput): EvalReport {
       costP50: cost.p50,
       costP99: cost.p99,
       cost,
-      latencyMs: distribution(records.map((record) => record.latencyMs)),
-      steps: distribution(records.map((record) => record.trajectory.steps)),
-      billedTokens: distribution(records.map((record) => record.billedTokens)),
-      gradingCostUsd: records.reduce((sum, record) => sum + (record.gradingCostUsd ?? 0), 0),
+      latencyMs: distribution(latencies),
+      steps: distribution(steps),
+      billedTokens: distribution(billedTokens),
+      gradingCostUsd,
     },
     trajectory: {
       toolCallValidity: toolCalls === 0 ? 1 : (toolCalls - invalid) / toolCalls,
-      meanWastedSteps: records.length === 0 ? 0 : wasted / records.length,
+      meanWastedSteps: total === 0 ? 0 : wasted / total,
       repeatedCalls: repeated,
       terminal,
     },
-    failureClasses: tally(
-      records.flatMap((record): FailureClass[] => (record.failureClass ? [record.failureClass] : [])),
-    ),
+    failureClasses,
     trials: [...records],
   };
   if (input.judge) report.judge = input.judge;

@@ -167,10 +167,16 @@ function readVerdict(verdict: Verdict): ReadVerdict {
   };
 }
 
+const noProblems: readonly string[] = Object.freeze([]);
+
 /** The trajectory expectations a trial broke, each as a sentence. */
-function trajectoryProblems(kase: EvalCase<unknown>, trace: readonly TraceEvent[], steps: number): string[] {
+function trajectoryProblems(
+  kase: EvalCase<unknown>,
+  trace: readonly TraceEvent[],
+  steps: number,
+): readonly string[] {
   const expected = kase.trajectory;
-  if (!expected) return [];
+  if (!expected) return noProblems;
   const problems: string[] = [];
   const succeeded = new Set<string>();
   const executed = new Set<string>();
@@ -272,10 +278,16 @@ export async function runEval<World>(
       const key = keyOf(record.caseId, record.trial);
       if (!stored.has(key)) stored.set(key, record);
     }
-  const records = new Map<string, TrialRecord>();
   const meter = new SpendMeter();
 
   const stop = new AbortController();
+  // Read on every trial: a flag, not `stop.signal.aborted` (a getter on a Node object whose map
+  // differs from one eval to the next, so the workers' optimized code was thrown away each eval).
+  let halted = false;
+  const stopEval = (why: unknown) => {
+    halted = true;
+    stop.abort(why);
+  };
   let reason:
     | Omit<
         NonNullable<EvalReport['stopped']>,
@@ -287,12 +299,12 @@ export async function runEval<World>(
   const budget = options.budget ?? {};
   const startedAt = clock.now();
   const halt = (why: NonNullable<typeof reason>) => {
-    if (stop.signal.aborted) return;
+    if (halted) return;
     reason = why;
-    stop.abort(new Error(`eval stopped: ${why.budget}`));
+    stopEval(new Error(`eval stopped: ${why.budget}`));
   };
   const checkSpend = () => {
-    if (stop.signal.aborted) return;
+    if (halted) return;
     const spent = meter.total();
     if (budget.tokens !== undefined && spent.tokens > budget.tokens)
       halt({ budget: 'tokens', limit: budget.tokens, actual: spent.tokens });
@@ -316,7 +328,7 @@ export async function runEval<World>(
   /** A callback's promise, abandoned (rejected with TrialStopped) when the eval stops first. */
   const untilStopped = <T>(value: T | Promise<T>): T | Promise<T> => {
     if (!stoppable || !(value instanceof Promise)) return value;
-    if (stop.signal.aborted) return Promise.reject(new TrialStopped());
+    if (halted) return Promise.reject(new TrialStopped());
     return new Promise<T>((resolve, reject) => {
       const onStop = () => reject(new TrialStopped());
       stop.signal.addEventListener('abort', onStop, { once: true });
@@ -333,7 +345,9 @@ export async function runEval<World>(
     });
   };
 
+  /** A trial ready to run; `build` gives this or, when building failed, the trial's record. */
   type Built = {
+    kind: 'built';
     kase: EvalCase<World>;
     trial: number;
     seed: number;
@@ -341,7 +355,7 @@ export async function runEval<World>(
     config: AgentConfig;
     fingerprint: string;
   };
-  type Step = { kind: 'built'; built: Built } | { kind: 'record'; record: TrialRecord };
+  type Step = Built | { kind: 'record'; record: TrialRecord };
 
   const harnessFailure = (
     kase: EvalCase<World>,
@@ -375,59 +389,79 @@ export async function runEval<World>(
   /** Trials built while checking stored ones, run without building them again. */
   const prebuilt = new Map<string, Step>();
 
+  const failedBuild = (
+    kase: EvalCase<World>,
+    trial: number,
+    trialSeedValue: number,
+    error: unknown,
+  ): Step => {
+    if (error instanceof TrialStopped || isConfigurationError(error)) throw error;
+    return {
+      kind: 'record',
+      record: harnessFailure(
+        kase,
+        trial,
+        trialSeedValue,
+        `building the trial failed: ${errorInfo(error).message}`,
+      ),
+    };
+  };
+  const withConfig = (
+    kase: EvalCase<World>,
+    trial: number,
+    trialSeedValue: number,
+    world: World,
+    config: AgentConfig,
+  ): Step => {
+    if (typeof config !== 'object' || config === null || typeof config.model?.generate !== 'function')
+      return {
+        kind: 'record',
+        record: harnessFailure(kase, trial, trialSeedValue, 'the agent built no model'),
+      };
+    // Only a store needs it (to reuse a trial on resume): it serializes the tools' schemas.
+    const fingerprint = options.store ? configFingerprint(config, kase.input, options.version) : '';
+    return { kind: 'built', kase, trial, seed: trialSeedValue, world, config, fingerprint };
+  };
+  const withWorld = (
+    kase: EvalCase<World>,
+    trial: number,
+    trialSeedValue: number,
+    random: () => number,
+    world: World,
+  ): Step | Promise<Step> => {
+    // One literal, not a spread of a base: on Node 20 a spread makes a new hidden class for every
+    // object (it cost ~10 µs a trial here, and made the agent's reads of it megamorphic).
+    const config = suite.agent({ caseId: kase.id, trial, seed: trialSeedValue, random, world, case: kase });
+    return config instanceof Promise
+      ? (untilStopped(config) as Promise<AgentConfig>).then((ready) =>
+          withConfig(kase, trial, trialSeedValue, world, ready),
+        )
+      : withConfig(kase, trial, trialSeedValue, world, config);
+  };
+
   /**
    * Builds a trial's world and agent; a throw is the trial's harness error (a ConfigurationError
-   * stops the eval). Synchronous when `world` and `agent` are: an await per trial is not free.
+   * stops the eval). Synchronous when `world` and `agent` are: an await per trial is not free, and
+   * neither are closures made per trial (the stages above take what they need as arguments).
    */
   const build = (kase: EvalCase<World>, trial: number): Step | Promise<Step> => {
     const trialSeedValue = trialSeed(seed, kase.id, trial);
-    const base = { caseId: kase.id, trial, seed: trialSeedValue, random: seededRandom(trialSeedValue) };
-    const failed = (error: unknown): Step => {
-      if (error instanceof TrialStopped || isConfigurationError(error)) throw error;
-      return {
-        kind: 'record',
-        record: harnessFailure(
-          kase,
-          trial,
-          trialSeedValue,
-          `building the trial failed: ${errorInfo(error).message}`,
-        ),
-      };
-    };
-    const withConfig = (world: World, config: AgentConfig): Step => {
-      if (typeof config !== 'object' || config === null || typeof config.model?.generate !== 'function')
-        return {
-          kind: 'record',
-          record: harnessFailure(kase, trial, trialSeedValue, 'the agent built no model'),
-        };
-      // Only a store needs it (to reuse a trial on resume): it serializes the tools' schemas.
-      const fingerprint = options.store ? configFingerprint(config, kase.input, options.version) : '';
-      return { kind: 'built', built: { kase, trial, seed: trialSeedValue, world, config, fingerprint } };
-    };
-    const withWorld = (world: World): Step | Promise<Step> => {
-      // One literal, not `{ ...base, world, case }`: on Node 20 a spread makes a new hidden class for
-      // every object (it cost ~10 µs a trial here, and made the agent's reads of it megamorphic).
-      const config = suite.agent({
-        caseId: base.caseId,
-        trial: base.trial,
-        seed: base.seed,
-        random: base.random,
-        world,
-        case: kase,
-      });
-      return config instanceof Promise
-        ? (untilStopped(config) as Promise<AgentConfig>).then((built) => withConfig(world, built))
-        : withConfig(world, config);
-    };
+    const random = seededRandom(trialSeedValue);
     try {
-      const world = kase.world ? kase.world(base) : undefined;
+      const world = kase.world
+        ? kase.world({ caseId: kase.id, trial, seed: trialSeedValue, random })
+        : undefined;
       const step =
         world instanceof Promise
-          ? (untilStopped(world) as Promise<World>).then(withWorld)
-          : withWorld(world as World);
-      return step instanceof Promise ? step.catch(failed) : step;
+          ? (untilStopped(world) as Promise<World>).then((ready) =>
+              withWorld(kase, trial, trialSeedValue, random, ready),
+            )
+          : withWorld(kase, trial, trialSeedValue, random, world as World);
+      return step instanceof Promise
+        ? step.catch((error: unknown) => failedBuild(kase, trial, trialSeedValue, error))
+        : step;
     } catch (error) {
-      return failed(error);
+      return failedBuild(kase, trial, trialSeedValue, error);
     }
   };
 
@@ -453,7 +487,7 @@ export async function runEval<World>(
         settled = meter.settle(owner);
       }
       // Cancelled by the eval's budget or signal: not a result of the agent, so not recorded.
-      if (stop.signal.aborted && result.outcome.kind === 'cancelled') {
+      if (halted && result.outcome.kind === 'cancelled') {
         cancelled.trials++;
         cancelled.tokens += settled.tokens;
         cancelled.usd += settled.usd;
@@ -520,21 +554,28 @@ export async function runEval<World>(
     let reason = outcomeAccepted ? '' : `ended ${result.outcome.kind}, not ${accepted.join(' or ')}`;
     if (verdict.reason !== undefined)
       reason = reason === '' ? verdict.reason : `${reason}; ${verdict.reason}`;
-    for (const problem of problems) reason = reason === '' ? problem : `${reason}; ${problem}`;
+    if (problems.length > 0)
+      for (const problem of problems) reason = reason === '' ? problem : `${reason}; ${problem}`;
     if (reason !== '') record.reason = reason;
     return record;
   };
 
   // Trial-major order: every case's first trial before any case's second, so a budget that runs
-  // out leaves the cases evenly covered.
-  const queue: { kase: EvalCase<World>; trial: number }[] = [];
-  for (let trial = 0; trial < trials; trial++) for (const kase of cases) queue.push({ kase, trial });
+  // out leaves the cases evenly covered. A trial's slot is its place in the report (case order,
+  // then trial): records land there, so the report needs no sort and no key per trial.
+  const queue: { kase: EvalCase<World>; trial: number; slot: number }[] = [];
+  for (let trial = 0; trial < trials; trial++)
+    for (let index = 0; index < cases.length; index++)
+      queue.push({ kase: cases[index] as EvalCase<World>, trial, slot: index * trials + trial });
+  const records: (TrialRecord | undefined)[] = new Array(cases.length * trials);
   const total = queue.length;
   let done = 0;
   let next = 0;
-  const finish = (record: TrialRecord, fresh: boolean): void | Promise<void> => {
-    records.set(keyOf(record.caseId, record.trial), record);
-    meter.add(record);
+  const onTrial = options.onTrial;
+  const finish = (record: TrialRecord, slot: number, fresh: boolean): void | Promise<void> => {
+    records[slot] = record;
+    // The spend so far matters only to a token or dollar budget.
+    if (metered) meter.add(record);
     // A harness error is the harness's, not the agent's: not stored, so a resume tries again.
     const saved =
       fresh && options.store && record.failureClass !== 'harness_error'
@@ -544,30 +585,35 @@ export async function runEval<World>(
   };
   const counted = (record: TrialRecord) => {
     done++;
-    try {
-      options.onTrial?.(record, done, total);
-    } catch {
-      // A progress callback must not stop the eval.
-    }
-    checkSpend();
+    if (onTrial)
+      try {
+        onTrial(record, done, total);
+      } catch {
+        // A progress callback must not stop the eval.
+      }
+    if (metered) checkSpend();
   };
 
   const worker = async () => {
-    while (!stop.signal.aborted && next < queue.length) {
-      const { kase, trial } = queue[next++] as (typeof queue)[number];
+    while (!halted && next < queue.length) {
+      const { kase, trial, slot } = queue[next++] as (typeof queue)[number];
       try {
-        const key = keyOf(kase.id, trial);
-        const ready = prebuilt.get(key) ?? build(kase, trial);
-        prebuilt.delete(key);
+        let ready: Step | Promise<Step> | undefined;
+        if (prebuilt.size > 0) {
+          const key = keyOf(kase.id, trial);
+          ready = prebuilt.get(key);
+          prebuilt.delete(key);
+        }
+        ready ??= build(kase, trial);
         const step = ready instanceof Promise ? await ready : ready;
         if (step.kind === 'record') {
-          const finished = finish(step.record, true);
+          const finished = finish(step.record, slot, true);
           if (finished) await finished;
           continue;
         }
-        const record = await runTrial(step.built);
+        const record = await runTrial(step);
         if (record) {
-          const finished = finish(record, true);
+          const finished = finish(record, slot, true);
           if (finished) await finished;
         }
       } catch (error) {
@@ -577,7 +623,7 @@ export async function runEval<World>(
         }
         // A programmer's error (or the store failing): stop every other trial before reporting it.
         fatal ??= { error };
-        stop.abort(error);
+        stopEval(error);
       }
     }
   };
@@ -591,7 +637,7 @@ export async function runEval<World>(
         continue;
       }
       const step = await build(item.kase, item.trial);
-      if (step.kind === 'built' && kept.config === step.built.fingerprint) finish(kept, false);
+      if (step.kind === 'built' && kept.config === step.fingerprint) finish(kept, item.slot, false);
       else {
         prebuilt.set(keyOf(item.kase.id, item.trial), step);
         fresh.push(item);
@@ -602,7 +648,7 @@ export async function runEval<World>(
     stored.clear();
   }
   try {
-    checkSpend();
+    if (metered) checkSpend();
     await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, queue.length)) }, worker));
   } finally {
     if (wallTimer !== undefined) clock.clearTimeout(wallTimer);
@@ -621,10 +667,11 @@ export async function runEval<World>(
           cancelledUsd: cancelled.usd,
         }
       : null;
-  const order = new Map(cases.map((kase, index) => [kase.id, index]));
-  const sorted = [...records.values()].sort(
-    (a, b) => (order.get(a.caseId) ?? 0) - (order.get(b.caseId) ?? 0) || a.trial - b.trial,
-  );
+  const sorted: TrialRecord[] = [];
+  for (let slot = 0; slot < records.length; slot++) {
+    const record = records[slot];
+    if (record) sorted.push(record);
+  }
   const input: Parameters<typeof buildEvalReport>[0] = {
     suite: suite.name,
     caseIds: cases.map((kase) => kase.id),
