@@ -183,10 +183,11 @@ function accumulate(ranking: Ranking, term: QueryTerm): void {
   const { board, averageLength } = ranking;
   const { values, stamps, stamp, touched } = board;
   const { lengths } = ranking.index;
-  const { data, count: postingsCount } = term.postings;
+  const { data, offset, count: postingsCount } = term.postings;
   const { idf } = term;
   let count = board.count;
-  for (let i = 0; i < 2 * postingsCount; i += 2) {
+  const end = offset + 2 * postingsCount;
+  for (let i = offset; i < end; i += 2) {
     const position = data[i]!;
     const share = bm25TermScore(idf, data[i + 1]!, lengths[position]!, averageLength);
     if (stamps[position] === stamp) {

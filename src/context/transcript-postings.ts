@@ -4,17 +4,25 @@ import { readTerms, type TermSink } from './transcript-terms.js';
 
 /**
  * Where one term occurs: entry positions, ascending, and how often it occurs in each, packed as
- * `data[2i]` (the position) and `data[2i + 1]` (the frequency) for i < `count`. One typed array a
- * term, grown by doubling: a long list lives outside the garbage-collected heap, so appending to
- * it is not copied by every young-generation collection (an array of numbers was, growth and all).
+ * `data[offset + 2i]` (the position) and `data[offset + 2i + 1]` (the frequency) for i < `count`.
+ * A long list has a typed array of its own, grown by doubling: it lives outside the collected
+ * heap, so appending to it is not copied by every young-generation collection (an array of numbers
+ * was, growth and all). A new term's first postings share a slab with other new terms' (most terms,
+ * an id or a step number, stay that short; a typed array each would cost more than it holds).
  */
 export interface Postings {
   data: Int32Array;
+  offset: number;
   count: number;
+  /** Postings `data` has room for from `offset`. */
+  capacity: number;
 }
 
 /** Postings for a term first met in this entry: room for a few entries before the first growth. */
 const initialPostings = 2;
+/** Terms whose first postings share one slab: a small index takes a small slab, a big one up to the most. */
+const firstSlabTerms = 64;
+const mostSlabTerms = 4_096;
 
 /**
  * The memory index's data: the entries in append order (an entry's position is its index here),
@@ -41,6 +49,9 @@ export class TranscriptPostings {
   #counts = new Int32Array(256);
   #met = new Int32Array(64);
   #metCount = 0;
+  /** Where new terms' first postings go, and how much of it is taken. */
+  #slab = new Int32Array(0);
+  #slabUsed = 0;
   #length = 0;
   readonly #sink: TermSink = {
     asciiTerm: (text, start, end, hash, bytes) =>
@@ -66,23 +77,36 @@ export class TranscriptPostings {
       let postings = this.#postingsById[id];
       if (postings === undefined) {
         // A new term: ids are handed out in order, and an entry's new ids are met in that order.
-        postings = { data: new Int32Array(2 * initialPostings), count: 0 };
+        postings = this.#newPostings();
         this.#postingsById[id] = postings;
         this.byTerm.set(this.#termIds.terms[id]!, postings);
+      } else if (postings.count === postings.capacity) {
+        const capacity = 2 * postings.capacity;
+        const grown = new Int32Array(2 * capacity);
+        grown.set(postings.data.subarray(postings.offset, postings.offset + 2 * postings.count));
+        postings.data = grown;
+        postings.offset = 0;
+        postings.capacity = capacity;
       }
-      let data = postings.data;
-      const at = 2 * postings.count;
-      if (at === data.length) {
-        const grown = new Int32Array(2 * data.length);
-        grown.set(data);
-        postings.data = data = grown;
-      }
-      data[at] = position;
-      data[at + 1] = frequency;
+      const at = postings.offset + 2 * postings.count;
+      postings.data[at] = position;
+      postings.data[at + 1] = frequency;
       postings.count++;
     }
     this.lengths.push(this.#length);
     this.totalLength += this.#length;
+  }
+
+  #newPostings(): Postings {
+    const size = 2 * initialPostings;
+    if (this.#slabUsed + size > this.#slab.length) {
+      const terms = Math.min(mostSlabTerms, Math.max(firstSlabTerms, (2 * this.#slab.length) / size));
+      this.#slab = new Int32Array(terms * size);
+      this.#slabUsed = 0;
+    }
+    const offset = this.#slabUsed;
+    this.#slabUsed += size;
+    return { data: this.#slab, offset, count: 0, capacity: initialPostings };
   }
 
   #count(id: number): void {
@@ -106,13 +130,13 @@ export class TranscriptPostings {
 
 /** How often the term occurs in the entry at `position` (a binary search), 0 when not at all. */
 export function frequencyAt(postings: Postings, position: number): number {
-  const { data } = postings;
+  const { data, offset } = postings;
   let low = 0;
   let high = postings.count - 1;
   while (low <= high) {
     const middle = (low + high) >> 1;
-    const found = data[2 * middle] as number;
-    if (found === position) return data[2 * middle + 1] as number;
+    const found = data[offset + 2 * middle] as number;
+    if (found === position) return data[offset + 2 * middle + 1] as number;
     if (found < position) low = middle + 1;
     else high = middle - 1;
   }
