@@ -62,9 +62,16 @@ export function recalledText(
   // Only a distinctive word can find something: a term most entries hold (the tool's name, a field
   // name) matches everything equally and would make every search read the whole index. A query of
   // 1,000 characters or fewer is its own one-line form, term for term (whitespace only separates).
-  const distinctive = [
-    ...new Set(transcriptTerms(query.length <= 1_000 ? query : oneLine(query, 1_000))),
-  ].filter((term) => index.termShare(term) <= distinctiveShare);
+  const distinctive: string[] = [];
+  const terms = transcriptTerms(query.length <= 1_000 ? query : oneLine(query, 1_000));
+  // Each term once, first seen first: a query has a few, which a list checks for less than a set.
+  const seen = terms.length > 32 ? new Set<string>() : undefined;
+  for (let i = 0; i < terms.length; i++) {
+    const term = terms[i] as string;
+    if (seen ? seen.has(term) : terms.indexOf(term) < i) continue;
+    seen?.add(term);
+    if (index.termShare(term) <= distinctiveShare) distinctive.push(term);
+  }
   if (distinctive.length === 0) return '';
   const hits = index.search(distinctive.join(' '), { k, beforeStep: out + 1, kinds: recalledKinds });
   if (hits.length === 0) return '';
