@@ -150,13 +150,19 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
   const indexedChars = options.retrieval?.indexedResultChars ?? 2_000;
   const perStep = options.retrieval ? (options.retrieval.perStep ?? true) : false;
   const runs = new Map<string, RunMemory>();
+  // The run touched last is already the newest in `runs`: touching it again moves nothing.
+  let newest: RunMemory | undefined;
+  let newestRunId: string | undefined;
 
   const memoryOf = (runId: string): RunMemory => {
+    if (runId === newestRunId && newest !== undefined && runs.get(runId) === newest) return newest;
     let memory = runs.get(runId);
     if (memory) {
       // Least recently used goes first: a live run is touched every call.
       runs.delete(runId);
       runs.set(runId, memory);
+      newest = memory;
+      newestRunId = runId;
       return memory;
     }
     memory = {
@@ -178,12 +184,15 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
       tail: undefined,
     };
     runs.set(runId, memory);
+    newest = memory;
+    newestRunId = runId;
     // Old runs' memories go first; a run that comes back re-reads its transcript.
     if (runs.size > maxRuns) runs.delete(runs.keys().next().value as string);
     return memory;
   };
 
   const offerRecall = options.retrieval ? options.retrieval.tool !== false : options.recallTool !== false;
+  const handles = { recall: offerRecall, search: Boolean(options.retrieval) && offerRecall };
   const tools: AnyTool[] = offerRecall
     ? [
         recallTool({
@@ -228,7 +237,6 @@ export function contextPolicy(options: ContextPolicyOptions): BuiltContextPolicy
       const read = readNewSteps(input, memory, misses, indexedChars);
       const fresh = read instanceof Promise ? await read : read;
       // Admit: a big result enters capped, once.
-      const handles = { recall: offerRecall, search: Boolean(options.retrieval) && offerRecall };
       if (admit) for (const record of fresh) edits.push(...admissions(input, record, admit, handles));
       // The cheap edits: clear aged results, drop stale thinking.
       const units = memory.units;

@@ -73,7 +73,7 @@ export function memoryTranscriptIndex(options: MemoryTranscriptIndexOptions = {}
     },
     termShare(term) {
       const entries = index.entries.length;
-      return entries === 0 ? 0 : (index.byTerm.get(term)?.positions.length ?? 0) / entries;
+      return entries === 0 ? 0 : (index.byTerm.get(term)?.count ?? 0) / entries;
     },
     search(query, search) {
       checkTranscriptSearch(search);

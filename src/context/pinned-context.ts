@@ -3,11 +3,13 @@ import type { ContextPolicyInput } from './context-policy.js';
 import type { RunMemory } from './run-memory.js';
 import { oneLine, type StepRecord } from './step-entries.js';
 import { digestText, escapeTag, maxRuledOutLines, newestDistinct } from './structured-digest.js';
-import type { TranscriptEntry } from './transcript-index.js';
+import type { TranscriptEntry, TranscriptEntryKind } from './transcript-index.js';
 import { transcriptTerms } from './transcript-terms.js';
 
 /** A per-step query keeps the terms at most this share of the short entries hold. */
 const distinctiveShare = 0.05;
+/** What a per-step retrieval may bring back (one list for every search, not one per call). */
+const recalledKinds: readonly TranscriptEntryKind[] = ['dead_end', 'fact', 'decision', 'constraint'];
 
 /** The pinned decisions: every dead end and every constraint the user gave, never summarized. */
 export function decisionsText(memory: RunMemory): string {
@@ -41,33 +43,37 @@ export function recalledText(
   const index = memory.digestIndex as NonNullable<RunMemory['digestIndex']>;
   const last = newest ?? memory.records[memory.records.length - 1];
   if (!last) return '';
-  // What the last step did, not what it read: its calls (tool and input), what failed, the ids it
-  // met and the user's words. A result's prose shares its common words with every other result.
-  const query = [
-    ...last.calls,
-    ...last.entries
-      .filter((entry) => entry.kind !== 'tool_result' && entry.kind !== 'decision')
-      .map((entry) => entry.text),
-  ].join(' ');
-  if (query.trim() === '') return '';
-  // Only what the window no longer shows is worth a retrieval.
+  // Only what the window no longer shows is worth a retrieval (checked first: it costs nothing).
   let out = 0;
   for (const range of input.window.ranges) out = Math.max(out, range.steps[1]);
   for (const edit of edits)
     if (edit.verb === 'evict' || edit.verb === 'summarize') out = Math.max(out, edit.steps[1]);
   if (out === 0) return '';
+  // What the last step did, not what it read: its calls (tool and input), what failed, the ids it
+  // met and the user's words. A result's prose shares its common words with every other result.
+  // (The texts joined by spaces, built without the arrays a spread, a filter and a map make.)
+  let query = '';
+  let parts = 0;
+  for (const call of last.calls) query = parts++ === 0 ? call : `${query} ${call}`;
+  for (const entry of last.entries)
+    if (entry.kind !== 'tool_result' && entry.kind !== 'decision')
+      query = parts++ === 0 ? entry.text : `${query} ${entry.text}`;
+  if (query.trim() === '') return '';
   // Only a distinctive word can find something: a term most entries hold (the tool's name, a field
   // name) matches everything equally and would make every search read the whole index. A query of
   // 1,000 characters or fewer is its own one-line form, term for term (whitespace only separates).
-  const distinctive = [
-    ...new Set(transcriptTerms(query.length <= 1_000 ? query : oneLine(query, 1_000))),
-  ].filter((term) => index.termShare(term) <= distinctiveShare);
+  const distinctive: string[] = [];
+  const terms = transcriptTerms(query.length <= 1_000 ? query : oneLine(query, 1_000));
+  // Each term once, first seen first: a query has a few, which a list checks for less than a set.
+  const seen = terms.length > 32 ? new Set<string>() : undefined;
+  for (let i = 0; i < terms.length; i++) {
+    const term = terms[i] as string;
+    if (seen ? seen.has(term) : terms.indexOf(term) < i) continue;
+    seen?.add(term);
+    if (index.termShare(term) <= distinctiveShare) distinctive.push(term);
+  }
   if (distinctive.length === 0) return '';
-  const hits = index.search(distinctive.join(' '), {
-    k,
-    beforeStep: out + 1,
-    kinds: ['dead_end', 'fact', 'decision', 'constraint'],
-  });
+  const hits = index.search(distinctive.join(' '), { k, beforeStep: out + 1, kinds: recalledKinds });
   if (hits.length === 0) return '';
   return digestText(
     [

@@ -68,7 +68,7 @@ function prepare(
   for (const term of queryTerms) {
     const postings = index.byTerm.get(term);
     if (!postings) continue;
-    const hits = postings.positions.length;
+    const hits = postings.count;
     found.push({ postings, idf: bm25Idf(entries, hits), common: isCommonTerm(entries, hits) });
   }
   const terms = summationOrder(found, (term) => term.common);
@@ -130,7 +130,7 @@ function readRarest(ranking: Ranking): { candidates: number[]; read: number; pos
     }
     const term = byRarity[read]!;
     accumulate(ranking, term);
-    postingsRead += term.postings.positions.length;
+    postingsRead += term.postings.count;
   }
   collect();
   return { candidates, read, postingsRead };
@@ -150,8 +150,8 @@ function settleUnread(ranking: Ranking, candidates: number[], read: number): num
   let contenders = keep(candidates, unreadBound[read]!);
   for (let j = read; j < byRarity.length && contenders.length > k; j++) {
     const term = byRarity[j]!;
-    const { positions } = term.postings;
-    if (contenders.length * Math.log2(positions.length + 1) < positions.length) {
+    const postingsCount = term.postings.count;
+    if (contenders.length * Math.log2(postingsCount + 1) < postingsCount) {
       for (const position of contenders) {
         const frequency = frequencyAt(term.postings, position);
         if (frequency > 0)
@@ -183,12 +183,13 @@ function accumulate(ranking: Ranking, term: QueryTerm): void {
   const { board, averageLength } = ranking;
   const { values, stamps, stamp, touched } = board;
   const { lengths } = ranking.index;
-  const { positions, frequencies } = term.postings;
+  const { data, offset, count: postingsCount } = term.postings;
   const { idf } = term;
   let count = board.count;
-  for (let i = 0; i < positions.length; i++) {
-    const position = positions[i]!;
-    const share = bm25TermScore(idf, frequencies[i]!, lengths[position]!, averageLength);
+  const end = offset + 2 * postingsCount;
+  for (let i = offset; i < end; i += 2) {
+    const position = data[i]!;
+    const share = bm25TermScore(idf, data[i + 1]!, lengths[position]!, averageLength);
     if (stamps[position] === stamp) {
       values[position] = values[position]! + share;
     } else {

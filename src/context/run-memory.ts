@@ -56,7 +56,8 @@ export function readNewSteps(
     memory.compactedTo = 0;
   }
   const fresh: StepRecord[] = [];
-  const firstRead = new Set<StepRecord>();
+  // At most one record is not read for the first time: the newest step of the last call, reused.
+  let reusedRecord: StepRecord | undefined;
   let start = memory.readTo;
   // Skip to the first assistant turn not yet read.
   while (start < transcript.length && transcript[start]?.role !== 'assistant') start++;
@@ -68,7 +69,7 @@ export function readNewSteps(
     const tail = memory.tail;
     const reused = tail !== undefined && tail.start === start && tail.end === end;
     const record = reused ? tail : recordOfStep(transcript, unit);
-    if (!reused) firstRead.add(record);
+    if (reused) reusedRecord = record;
     memory.tail = end === transcript.length ? record : undefined;
     // The newest step is read now and again once it is complete (its results may still come).
     if (end === transcript.length) {
@@ -84,32 +85,35 @@ export function readNewSteps(
   const entries: TranscriptEntry[] = [];
   for (const record of fresh) {
     const complete = record.end < transcript.length;
-    for (const key of record.calls) {
-      const ruledOut = memory.deadEnds.get(key);
-      // Checked when the step is first read: a run that ends on the repeat still logs it.
-      if (ruledOut !== undefined && ruledOut < record.step && firstRead.has(record))
-        misses.push({
-          kind: 'repeated_dead_end',
-          step: record.step,
-          detail: `${oneLine(key, 200)} failed at step ${ruledOut} and was called again`,
-        });
-    }
+    if (record !== reusedRecord)
+      for (const key of record.calls) {
+        const ruledOut = memory.deadEnds.get(key);
+        // Checked when the step is first read: a run that ends on the repeat still logs it.
+        if (ruledOut !== undefined && ruledOut < record.step)
+          misses.push({
+            kind: 'repeated_dead_end',
+            step: record.step,
+            detail: `${oneLine(key, 200)} failed at step ${ruledOut} and was called again`,
+          });
+      }
     if (!complete) continue;
     for (const key of record.deadEnds) if (!memory.deadEnds.has(key)) memory.deadEnds.set(key, record.step);
     for (const entry of record.entries) {
       if (entry.kind === 'constraint') memory.constraints.push(entry);
       else if (entry.kind === 'dead_end') memory.ruledOut.push(entry);
+      entries.push(entry);
     }
-    entries.push(...record.entries);
   }
   if (memory.index && entries.length > 0) {
     // A result's head is what a search needs (its ids, its error, its subject); the whole result
     // stays in the transcript, and recall({ step }) reads it.
-    const indexed = entries.map((entry) =>
-      entry.kind === 'tool_result' && entry.text.length > indexedChars
-        ? withText(entry, cutText(entry.text, 0, indexedChars))
-        : entry,
-    );
+    let indexed = entries;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as TranscriptEntry;
+      if (entry.kind !== 'tool_result' || entry.text.length <= indexedChars) continue;
+      if (indexed === entries) indexed = entries.slice();
+      indexed[i] = withText(entry, cutText(entry.text, 0, indexedChars));
+    }
     const appended = memory.index.append(indexed);
     if (appended instanceof Promise) return appended.then(() => appendDigests(memory, entries, fresh));
   }
@@ -117,8 +121,10 @@ export function readNewSteps(
 }
 
 function appendDigests(memory: RunMemory, entries: TranscriptEntry[], fresh: StepRecord[]): StepRecord[] {
-  if (memory.digestIndex && entries.length > 0)
-    memory.digestIndex.append(entries.filter((entry) => entry.kind !== 'tool_result'));
+  if (!memory.digestIndex || entries.length === 0) return fresh;
+  const short: TranscriptEntry[] = [];
+  for (const entry of entries) if (entry.kind !== 'tool_result') short.push(entry);
+  memory.digestIndex.append(short);
   return fresh;
 }
 

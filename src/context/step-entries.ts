@@ -1,6 +1,6 @@
 import { canonicalJson } from '../controls/canonical-json.js';
 import { undelimited } from '../loop/dispatch/size-result.js';
-import type { Message, ToolUseBlock } from '../model/content.js';
+import type { AssistantBlock, Message, ToolUseBlock, UserBlock } from '../model/content.js';
 import { asciiBytes } from './ascii-bytes.js';
 import type { TranscriptEntry } from './transcript-index.js';
 
@@ -64,7 +64,8 @@ const idScanChars = 1_000;
  * word with a digit, `=` or `:` in it can be an id, and only such a word is cut out and tested.
  */
 export function idsIn(text: string, limit = 8): string[] {
-  const found = new Set<string>();
+  // At most `limit` (8): a list checked with includes costs less than a set.
+  const found: string[] = [];
   const end = Math.min(text.length, idScanChars);
   const bytes = asciiBytes(text, end);
   let start = 0;
@@ -74,16 +75,16 @@ export function idsIn(text: string, limit = 8): string[] {
     if (code < 128 && separators[code] === 1) {
       if (candidate && i - start >= 3) {
         const word = text.slice(start, i);
-        if (isId(word)) {
-          found.add(word);
-          if (found.size >= limit) break;
+        if (isId(word) && !found.includes(word)) {
+          found.push(word);
+          if (found.length >= limit) break;
         }
       }
       start = i + 1;
       candidate = false;
     } else if ((code >= 48 && code <= 57) || code === 61 || code === 58) candidate = true;
   }
-  return [...found];
+  return found;
 }
 
 const maxLine = 160;
@@ -165,7 +166,10 @@ function blockFingerprint(block: { type: string; text?: string; content?: string
   const text = block.type === 'text' ? (block.text ?? '') : (block.content ?? '');
   let hash = 0x811c9dc5 ^ text.length;
   const end = Math.min(text.length, 256);
-  for (let i = 0; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  // A result's head is read from its bytes when it is all ASCII (the same codes, read faster).
+  const bytes = end >= 64 ? asciiBytes(text, end) : undefined;
+  if (bytes) for (let i = 0; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  else for (let i = 0; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return (hash >>> 0).toString(36);
 }
 
@@ -176,97 +180,129 @@ function blockFingerprint(block: { type: string; text?: string; content?: string
  * user's own words after the task a `constraint`. The assistant's narration is not kept.
  */
 export function recordOfStep(transcript: readonly Message[], unit: StepUnit): StepRecord {
-  const record: StepRecord = { ...unit, entries: [], deadEnds: [], calls: [] };
+  // One literal, not `{ ...unit, … }`: a spread makes a hidden class per record in V8 11 (Node 20).
+  const record: StepRecord = {
+    step: unit.step,
+    start: unit.start,
+    end: unit.end,
+    entries: [],
+    deadEnds: [],
+    calls: [],
+  };
   const assistant = transcript[unit.start];
   if (assistant?.role !== 'assistant') return record;
-  const calls = new Map<string, ToolUseBlock>();
-  for (const block of assistant.content) if (block.type === 'tool_use') calls.set(block.id, block);
   for (let index = unit.start + 1; index < unit.end; index++) {
     const message = transcript[index];
     if (message?.role !== 'user') continue;
-    message.content.forEach((block, blockIndex) => {
-      // The position names the entry, and a fingerprint of what the block holds tells a new run that
-      // reuses a run id from the old one in a durable index; a resume re-reads the same text, same id.
-      const id = `m${index}.b${blockIndex}.${blockFingerprint(block)}`;
-      if (block.type === 'text') {
-        // A user turn mid-run (a correction, a new limit) is load-bearing.
-        if (block.text.trim() !== '')
-          record.entries.push({
-            id: `${id}.constraint`,
-            step: unit.step,
-            kind: 'constraint',
-            text: block.text,
-            message: index,
-          });
-        return;
-      }
-      if (block.type !== 'tool_result') return;
-      const call = calls.get(block.toolUseId);
-      const name = call?.name ?? 'tool';
-      const key = callKey(name, call?.input);
-      record.calls.push(key);
-      // The key is `name:json`; the call is shown from the same JSON (one serialization, not two).
-      const shown = call ? `${name}(${oneLine(key.slice(name.length + 1), 120)})` : name;
-      if (block.isError && transientFailure(block.content)) {
-        // Failing for now (a timeout, a 503, a ToolError that says retry) rules nothing out.
-        record.entries.push({
-          id: `${id}.decision`,
-          step: unit.step,
-          kind: 'decision',
-          tool: name,
-          text: `${shown} failed for now (may work later): ${oneLine(block.content, 120)}`,
-          message: index,
-          untrusted: true,
-        });
-        return;
-      }
-      if (block.isError) {
-        record.deadEnds.push(key);
-        record.entries.push({
-          id: `${id}.dead_end`,
-          step: unit.step,
-          kind: 'dead_end',
-          tool: name,
-          text: `${shown} failed: ${oneLine(undelimited(block.content))}`,
-          message: index,
-          untrusted: true,
-        });
-        return;
-      }
-      const content = undelimited(block.content);
-      record.entries.push({
-        id: `${id}.decision`,
-        step: unit.step,
-        kind: 'decision',
-        tool: name,
-        text: `${shown} → ${oneLine(content, 80)}`,
-        message: index,
-        untrusted: true,
-      });
-      const ids = idsIn(content);
-      if (ids.length > 0)
-        record.entries.push({
-          id: `${id}.fact`,
-          step: unit.step,
-          kind: 'fact',
-          tool: name,
-          // Named by its call: an id without what it identifies cannot answer a question about it.
-          text: `${shown} returned ${ids.join(', ')}`,
-          message: index,
-          untrusted: true,
-        });
-      record.entries.push({
-        id: `${id}.result`,
-        step: unit.step,
-        kind: 'tool_result',
-        tool: name,
-        text: content,
-        message: index,
-        untrusted: true,
-      });
-    });
+    const content = message.content;
+    for (let blockIndex = 0; blockIndex < content.length; blockIndex++) {
+      const block = content[blockIndex];
+      if (block !== undefined) readBlock(record, assistant.content, index, blockIndex, block);
+    }
   }
   return record;
+}
+
+/**
+ * The call a result answers: the assistant turn's last `tool_use` block with its id (a turn holds
+ * a few, so a scan costs less than the map it replaced, which also kept the last).
+ */
+function callOf(blocks: readonly AssistantBlock[], toolUseId: string): ToolUseBlock | undefined {
+  for (let i = blocks.length - 1; i >= 0; i--) {
+    const block = blocks[i];
+    if (block?.type === 'tool_use' && block.id === toolUseId) return block;
+  }
+  return undefined;
+}
+
+/** The entries of block `blockIndex` of message `index`, added to `record`. */
+function readBlock(
+  record: StepRecord,
+  turn: readonly AssistantBlock[],
+  index: number,
+  blockIndex: number,
+  block: UserBlock,
+): void {
+  // The position names the entry, and a fingerprint of what the block holds tells a new run that
+  // reuses a run id from the old one in a durable index; a resume re-reads the same text, same id.
+  const id = `m${index}.b${blockIndex}.${blockFingerprint(block)}`;
+  const step = record.step;
+  if (block.type === 'text') {
+    // A user turn mid-run (a correction, a new limit) is load-bearing.
+    if (block.text.trim() !== '')
+      record.entries.push({
+        id: `${id}.constraint`,
+        step,
+        kind: 'constraint',
+        text: block.text,
+        message: index,
+      });
+    return;
+  }
+  if (block.type !== 'tool_result') return;
+  const call = callOf(turn, block.toolUseId);
+  const name = call?.name ?? 'tool';
+  const key = callKey(name, call?.input);
+  record.calls.push(key);
+  // The key is `name:json`; the call is shown from the same JSON (one serialization, not two).
+  const shown = call ? `${name}(${oneLine(key.slice(name.length + 1), 120)})` : name;
+  if (block.isError && transientFailure(block.content)) {
+    // Failing for now (a timeout, a 503, a ToolError that says retry) rules nothing out.
+    record.entries.push({
+      id: `${id}.decision`,
+      step,
+      kind: 'decision',
+      tool: name,
+      text: `${shown} failed for now (may work later): ${oneLine(block.content, 120)}`,
+      message: index,
+      untrusted: true,
+    });
+    return;
+  }
+  if (block.isError) {
+    record.deadEnds.push(key);
+    record.entries.push({
+      id: `${id}.dead_end`,
+      step,
+      kind: 'dead_end',
+      tool: name,
+      text: `${shown} failed: ${oneLine(undelimited(block.content))}`,
+      message: index,
+      untrusted: true,
+    });
+    return;
+  }
+  const content = undelimited(block.content);
+  record.entries.push({
+    id: `${id}.decision`,
+    step,
+    kind: 'decision',
+    tool: name,
+    text: `${shown} → ${oneLine(content, 80)}`,
+    message: index,
+    untrusted: true,
+  });
+  const ids = idsIn(content);
+  if (ids.length > 0)
+    record.entries.push({
+      id: `${id}.fact`,
+      step,
+      kind: 'fact',
+      tool: name,
+      // Named by its call: an id without what it identifies cannot answer a question about it.
+      text: `${shown} returned ${ids.join(', ')}`,
+      message: index,
+      untrusted: true,
+    });
+  record.entries.push({
+    id: `${id}.result`,
+    step,
+    kind: 'tool_result',
+    tool: name,
+    text: content,
+    message: index,
+    untrusted: true,
+  });
 }
 
 const transientCodes: ReadonlySet<string> = new Set(['timeout', 'temporarily_unavailable', 'aborted']);
