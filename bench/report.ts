@@ -372,21 +372,23 @@ const queueRow = (setup: string) => results.queue?.rows.find((row: Json) => row.
 function queueBars(): Bar[] {
   const four = queueRow('4');
   const added = (setup: string) => queueRow(setup)?.addedP50Ms;
+  // A lost or duplicated run in any setup fails both bars: a fast figure from broken runs is none.
+  const clean = (results.queue?.rows ?? []).every((row: Json) => row.lost === 0 && row.duplicates === 0);
   return [
     bar(
       'queue: time added per run (p50) over the in-process run, 4 worker processes',
       four?.addedP50Ms,
       `${fixed(four?.addedP50Ms, 2)} ms (1 worker ${fixed(added('1'), 2)}, 8 workers ${fixed(added('8'), 2)})`,
-      '≤ 5 ms',
-      (v) => v <= 5,
+      '≤ 5 ms (and 0 lost, 0 duplicated)',
+      (v) => v <= 5 && clean,
       'queue',
     ),
     bar(
       'queue: 6-step runs per second, 4 worker processes',
       four?.throughputPerSecond,
       `${fixed(four?.throughputPerSecond)} runs/s`,
-      '≥ 200 runs/s',
-      (v) => v >= 200,
+      '≥ 200 runs/s (and 0 lost, 0 duplicated)',
+      (v) => v >= 200 && clean,
       'queue',
     ),
   ];

@@ -29,6 +29,16 @@ export interface BullmqRunQueueOptions {
   endedRunTtlMs?: number;
 }
 
+/** A pause's name in a job id: a hash (FNV-1a, base 36) of its approval ids, sorted. */
+function pauseName(requests: readonly { approvalId: string }[]): string {
+  let hash = 0x811c9dc5;
+  for (const id of requests.map((request) => request.approvalId).sort()) {
+    for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+    hash = Math.imul(hash ^ 0x2c, 0x01000193);
+  }
+  return (hash >>> 0).toString(36);
+}
+
 /** The channel a cancel is published on; every worker listens. */
 export function cancelChannel(prefix: string): string {
   return `${prefix}:run-cancel`;
@@ -78,7 +88,7 @@ export class BullmqRunQueue implements RunQueue {
     const runId = request.runId ?? this.#generateId('run');
     // BullMQ's own rules for a custom job id.
     // BullMQ's own rules for a custom job id, and `.resume.`, which names a run's resume jobs
-    // (`<run>.resume.<n>`): a run by that name would take another run's resume job id.
+    // (`<run>.resume.<pause>`): a run by that name would take another run's resume job id.
     if (runId.includes(':') || /^\d+$/.test(runId) || runId.includes('.resume.'))
       throw new ConfigurationError(
         'runId',
@@ -159,9 +169,10 @@ export class BullmqRunQueue implements RunQueue {
     await this.queue.add(
       'resume',
       { runId, request, verdicts },
-      // One resume job per pause (the attempt count names the pause), whatever else happens.
+      // One resume job per pause, whatever else happens: the pause's approval ids name it (not the
+      // attempt count, which a redelivered pause also counts).
       {
-        jobId: `${runId}.resume.${record.attempts}`,
+        jobId: `${runId}.resume.${pauseName(record.pendingApprovals ?? [])}`,
         removeOnComplete: true,
         removeOnFail: { count: 10_000 },
       },

@@ -5,15 +5,23 @@ import type { RunRecordPatch, RunRecordStore } from '../queue/run-stores.js';
 
 // A run is a hash: one field per record field, each JSON, plus `request` (the queued request, so a
 // resume job can be built from the record alone). `status` is plain text so Lua can compare it.
-// KEYS: hash, actor index. ARGV: runId, createdAt, then field/value pairs.
+// Every run id also leaves a tombstone (`<prefix>:run-id:<id>`, a few bytes, never expiring), so an
+// id stays refused after its record expired. Creating prunes the actor index's two oldest entries
+// whose records expired, so the index does not grow with ended runs nobody lists.
+// KEYS: hash, actor index, tombstone. ARGV: runId, createdAt, record key prefix, then field/value pairs.
 const createScript = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('SET', KEYS[3], '1')
+for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, 1)) do
+  if redis.call('EXISTS', ARGV[3] .. id) == 0 then redis.call('ZREM', KEYS[2], id) end
+end
 redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
 return 1
 `;
 
-// KEYS: hash. ARGV: TTL in ms for a record that becomes ended (0: none), number of allowed
+// KEYS: hash. ARGV: TTL in ms for a record that becomes ended (0: none; set when it becomes ended,
+// not re-armed by later writes), number of allowed
 // statuses n, the n statuses, number of fields to delete m, the m fields, then field/value pairs to
 // set. Returns the hash after the change, or false.
 const updateScript = `
@@ -27,9 +35,12 @@ if n > 0 then
 end
 local m = tonumber(ARGV[n + 3])
 if m > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, n + 4, n + 3 + m)) end
+local before = redis.call('HGET', KEYS[1], 'status')
 if #ARGV > n + 3 + m then redis.call('HSET', KEYS[1], unpack(ARGV, n + 4 + m)) end
 local ttl = tonumber(ARGV[1])
-if ttl > 0 and redis.call('HGET', KEYS[1], 'status') == 'ended' then redis.call('PEXPIRE', KEYS[1], ttl) end
+if ttl > 0 and before ~= 'ended' and redis.call('HGET', KEYS[1], 'status') == 'ended' then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
 return redis.call('HGETALL', KEYS[1])
 `;
 
@@ -53,7 +64,8 @@ export interface RedisRunRegistryOptions {
   prefix?: string;
   /**
    * A record expires this long after its run ends (status `ended`; a run parked for a person does
-   * not expire). Listings drop expired runs. Keep it as long as the checkpoint store's
+   * not expire). Listings drop expired runs. The run id stays refused: each id keeps a tombstone of a
+   * few bytes that does not expire. Keep it as long as the checkpoint store's
    * `endedRunTtlMs` or longer, or a run whose record is gone still has a checkpoint.
    * @default undefined (kept until deleted)
    */
@@ -85,11 +97,13 @@ export class RedisRunRegistry implements RunRecordStore {
     if (request) pairs.push('request', JSON.stringify(request));
     const created = await this.#redis.eval(
       createScript,
-      2,
+      3,
       this.#key(record.runId),
       `${this.#prefix}:actor-runs:${record.actorId}`,
+      `${this.#prefix}:run-id:${record.runId}`,
       record.runId,
       record.createdAt,
+      this.#key(''),
       ...pairs,
     );
     return created === 1;
@@ -142,20 +156,24 @@ export class RedisRunRegistry implements RunRecordStore {
 
   async list(filter: { actorId: string; limit?: number }): Promise<RunRecord[]> {
     const index = `${this.#prefix}:actor-runs:${filter.actorId}`;
-    const ids = await this.#redis.zrevrange(index, 0, (filter.limit ?? 50) - 1);
-    if (ids.length === 0) return [];
-    const pipeline = this.#redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.#key(id));
-    const replies = (await pipeline.exec()) ?? [];
+    const limit = filter.limit ?? 50;
     const records: RunRecord[] = [];
-    const expired: string[] = [];
-    replies.forEach(([error, hash], position) => {
-      if (error) return;
-      if (!hash || Object.keys(hash as object).length === 0) expired.push(ids[position] as string);
-      else records.push(fromHash(hash as Record<string, string>));
-    });
-    // A record that expired (or was deleted) leaves the actor's index as it is listed.
-    if (expired.length > 0) await this.#redis.zrem(index, ...expired);
+    // Read on past runs whose record expired (and drop them from the index) until the page is full.
+    for (let start = 0; records.length < limit; ) {
+      const ids = await this.#redis.zrevrange(index, start, start + limit - records.length - 1);
+      if (ids.length === 0) break;
+      const pipeline = this.#redis.pipeline();
+      for (const id of ids) pipeline.hgetall(this.#key(id));
+      const replies = (await pipeline.exec()) ?? [];
+      const expired: string[] = [];
+      replies.forEach(([error, hash], position) => {
+        if (error) return;
+        if (!hash || Object.keys(hash as object).length === 0) expired.push(ids[position] as string);
+        else records.push(fromHash(hash as Record<string, string>));
+      });
+      if (expired.length > 0) await this.#redis.zrem(index, ...expired);
+      start += ids.length - expired.length;
+    }
     return records;
   }
 }

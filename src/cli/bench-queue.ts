@@ -32,6 +32,7 @@ export interface BenchQueueOptions {
 /** One configuration's figures. */
 export interface QueueFigures {
   runs: number;
+  /** Runs not ended `answered` (lost, or ended some other way). */
   lost: number;
   duplicates: number;
   resumed: number;
@@ -103,6 +104,9 @@ async function latency(target: Target, ids: string[]) {
         const at = performance.now();
         seen.first ??= at;
         if (event.type === 'run-end') {
+          // A run that broke fast must not make a fast number.
+          if (event.outcome.kind !== 'answered')
+            throw new Error(`latency run ${runId} ended ${event.outcome.kind}, not answered`);
           seen.end = at;
           return;
         }
@@ -111,7 +115,8 @@ async function latency(target: Target, ids: string[]) {
     // The follower's subscription is up before the clock starts.
     await sleep(5);
     enqueuedAt = performance.now();
-    await target.queue.enqueue({ agent: 'steps', input: 'go', actor: { id: 'bench' }, runId });
+    const queued = await target.queue.enqueue({ agent: 'steps', input: 'go', actor: { id: 'bench' }, runId });
+    if (!queued.ok) throw new Error(`latency run ${runId} was refused: ${queued.reason}`);
     const timeout = setTimeout(() => following.abort(), 10_000);
     await follower;
     clearTimeout(timeout);
@@ -127,11 +132,19 @@ async function latency(target: Target, ids: string[]) {
 /** Untimed runs so every process has run as many as the others before anything is measured. */
 async function warmUp(target: Target, count: number, prefix: string) {
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-warm-${i}`);
+  const pending = new Set(ids);
   await throughput(target, ids, async () => {
-    let ended = 0;
-    for (const id of ids.slice(-32)) if ((await target.registry.get(id))?.status === 'ended') ended++;
-    return ended === Math.min(32, ids.length) ? ids.length : 0;
+    for (const id of [...pending])
+      if ((await target.registry.get(id))?.status === 'ended') pending.delete(id);
+    return ids.length - pending.size;
   });
+  if (pending.size > 0) throw new Error(`${pending.size} warm-up runs did not end`);
+}
+
+/** Runs whose record is not `ended` with the answer: lost, or broken (neither may make a fast number). */
+async function notAnswered(registry: RunRegistry, ids: readonly string[]): Promise<number> {
+  const records = await Promise.all(ids.map((id) => registry.get(id)));
+  return records.filter((record) => record?.status !== 'ended' || record.outcome?.kind !== 'answered').length;
 }
 
 async function inProcessFigures(runs: number, latencyRuns: number, concurrency: number, warmupRuns: number) {
@@ -168,10 +181,11 @@ async function inProcessFigures(runs: number, latencyRuns: number, concurrency: 
     target,
     Array.from({ length: latencyRuns }, (_, i) => `inproc-latency-${i}`),
   );
+  const lost = await notAnswered(registry, ids);
   await queue.close();
   return {
     runs,
-    lost: runs - measured.ended,
+    lost,
     duplicates: [...effects.values()].filter((count) => count > 1).length,
     throughputPerSecond: Math.round((runs / measured.seconds) * 10) / 10,
     ...lat,
@@ -260,7 +274,7 @@ export async function runQueueBench(
       const effects = await redis.hvals(`${prefix}:effects`);
       byWorkers[String(count)] = {
         runs,
-        lost: runs - measured.ended,
+        lost: await notAnswered(queue.registry, ids),
         duplicates: effects.filter((value) => Number(value) > 1).length,
         resumed: records.filter((record) => (record?.attempts ?? 0) > 1).length,
         throughputPerSecond: Math.round((runs / measured.seconds) * 10) / 10,

@@ -82,30 +82,28 @@ export async function executeRun(
   const definition = options.agents.get(request.agent);
   const takeable: readonly RunRecordStatus[] = ['queued', 'running', 'awaiting_approval'];
   let state: RunState | undefined;
-  let attempt: number;
+  let attempt: number | undefined;
   if (definition && registry.start) {
-    // The common case in one round trip: take the run and load its checkpoint together.
+    // The common case in one round trip: take the run and load its checkpoint together. A job
+    // without verdicts does not take a parked run (a redelivered pause is re-parked below, as is,
+    // and a person's verdict stays acceptable meanwhile); anything unusual takes the path below.
     const [started, loaded] = await Promise.all([
-      registry.start(runId, clock.now(), takeable),
+      registry.start(runId, clock.now(), job.verdicts ? takeable : ['queued', 'running']),
       options.checkpoint.load(runId),
     ]);
-    if (!started) {
-      const record = await registry.get(runId);
-      if (!record) return { kind: 'skipped', reason: 'not_found' };
-      if (record.status === 'cancelling')
+    if (started) {
+      if (signals.cancel?.aborted)
         return ended(
           options,
           runId,
           { kind: 'cancelled', reason: 'cancelled before it ran again' },
           undefined,
         );
-      return { kind: 'skipped', reason: 'already_ended' };
+      state = loaded;
+      attempt = started.attempts;
     }
-    if (signals.cancel?.aborted)
-      return ended(options, runId, { kind: 'cancelled', reason: 'cancelled before it ran again' }, undefined);
-    state = loaded;
-    attempt = started.attempts;
-  } else {
+  }
+  if (attempt === undefined) {
     // Both reads at once: one round trip on a shared connection.
     const [record, loaded] = await Promise.all([registry.get(runId), options.checkpoint.load(runId)]);
     if (!record) return { kind: 'skipped', reason: 'not_found' };
@@ -144,6 +142,7 @@ export async function executeRun(
       }
     } else attempt = record.attempts;
   }
+  if (!definition) return { kind: 'skipped', reason: 'not_found' };
   if (state?.status === 'ended' && state.outcome?.kind === 'awaiting_approval' && !job.verdicts) {
     // A redelivered pause: park it again without opening a new trace segment.
     return parked(options, runId, state.outcome.requests, clock);
@@ -185,8 +184,18 @@ export async function executeRun(
       : await runAgent({ ...runOptions, ...common, input: request.input, runId });
   } finally {
     dispose();
+    // A cancel or drain stops the loop waiting for its sinks: the last writes land before the end marker.
+    await sink.drained();
   }
   const { outcome } = result;
+  if (
+    sink.failure !== undefined &&
+    outcome.kind !== 'hard_error' &&
+    (await heldElsewhere(options.checkpoint, runId, result.state.revision))
+  )
+    // The log refused this worker's last events and the checkpoint moved on: another worker holds
+    // the run (this one's lock lapsed during its last step). It must not end the run under it.
+    return { kind: 'skipped', reason: 'held_elsewhere' };
   if (outcome.kind === 'stale_state') return { kind: 'skipped', reason: 'held_elsewhere' };
   if (
     outcome.kind === 'hard_error' &&

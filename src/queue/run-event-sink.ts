@@ -17,10 +17,10 @@ const flushOn = new Set<TraceEvent['type']>(['run-start', 'step-end', 'run-end']
  * With `writeBehind` (the log applies an append before any checkpoint commit sent after it: see
  * {@link RunEventStore.orderedBefore}) the appends at `run-start` and `step-end` are sent and not
  * awaited: the step's checkpoint follows them on the same ordered connection, so the order above
- * holds and a step costs one round trip. The reply is checked at the next write: a refused append
- * ends the run at its first event after the reply (`hard_error`, source `trace`), and one append at
- * most is in flight. `run-end`
- * and `flush` wait for every append.
+ * holds and a step costs one round trip. The next event waits for the append's reply (after a step,
+ * the commit's reply has come by then: nothing is added), so no tool runs on an unconfirmed append
+ * and a refused one ends the run there (`hard_error`, source `trace`); one append at most is in
+ * flight. `run-end` and `flush` wait for every append; `drained` for every write.
  */
 export class RunEventSink implements TraceSink {
   /** The log refuses gaps and duplicates, so where it ends is where a resumed run goes on. */
@@ -52,14 +52,48 @@ export class RunEventSink implements TraceSink {
   write(event: TraceEvent): Promise<void> | undefined {
     // A refused append stops the run at its next event (the next step's start, before its tool runs).
     if (this.#failed !== undefined) throw this.#failed;
+    // The event after an append waits for its reply: after a step's end that is the commit's reply,
+    // which Redis sends after the append's (so no round trip is added); after run-start it is one
+    // round trip per segment. No tool runs on an unconfirmed append.
+    const inFlight = this.#inFlight;
+    if (inFlight) return this.#track(inFlight.then(() => this.write(event)));
     this.#buffer.push(event);
     if (!flushOn.has(event.type)) return undefined;
-    return this.#writeBehind && event.type !== 'run-end' ? this.#sendBehind() : this.flush();
+    return this.#track(this.#writeBehind && event.type !== 'run-end' ? this.#sendBehind() : this.flush());
   }
 
   async flush(): Promise<void> {
     if (this.#inFlight) await this.#inFlight;
     if (this.#buffer.length > 0) await this.#send();
+  }
+
+  /**
+   * Resolves once every write handed to the log has settled, failed or not (never rejects). The
+   * loop stops waiting for its sinks when the run's signal aborts (a cancel, a drain, the wall
+   * clock): the executor waits here before it ends the log, so `run-end` is never behind the end marker.
+   */
+  async drained(): Promise<void> {
+    let tail: Promise<unknown> | undefined;
+    while (tail !== this.#tail) {
+      tail = this.#tail;
+      await tail;
+    }
+    if (this.#inFlight) await this.#inFlight.catch(() => {});
+  }
+
+  /** The last append (or write waiting for one) ended with this error, if it did. */
+  get failure(): unknown {
+    return this.#failed;
+  }
+
+  #tail: Promise<unknown> = Promise.resolve();
+
+  #track(written: Promise<void> | undefined): Promise<void> | undefined {
+    if (written)
+      this.#tail = written.catch((error: unknown) => {
+        this.#failed ??= error ?? new Error('trace append failed');
+      });
+    return written;
   }
 
   async nextSeq(runId: string): Promise<number | undefined> {
@@ -78,6 +112,7 @@ export class RunEventSink implements TraceSink {
     sent.catch((error: unknown) => {
       this.#failed = error ?? new Error('trace append failed');
     });
+    this.#tail = sent.catch(() => {});
     this.#inFlight = sent;
     return undefined;
   }
