@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { fingerprint } from '../controls/fingerprint.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { ApprovalVerdict } from '../loop/approval.js';
 import { checkVerdicts } from '../queue/check-verdicts.js';
@@ -29,14 +30,14 @@ export interface BullmqRunQueueOptions {
   endedRunTtlMs?: number;
 }
 
-/** A pause's name in a job id: a hash (FNV-1a, base 36) of its approval ids, sorted. */
+/** A pause's name in a job id: a fingerprint of its approval ids, sorted. */
 function pauseName(requests: readonly { approvalId: string }[]): string {
-  let hash = 0x811c9dc5;
-  for (const id of requests.map((request) => request.approvalId).sort()) {
-    for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
-    hash = Math.imul(hash ^ 0x2c, 0x01000193);
-  }
-  return (hash >>> 0).toString(36);
+  return fingerprint(
+    requests
+      .map((request) => request.approvalId)
+      .sort()
+      .join('\n'),
+  );
 }
 
 /** The channel a cancel is published on; every worker listens. */

@@ -92,13 +92,7 @@ export async function executeRun(
       options.checkpoint.load(runId),
     ]);
     if (started) {
-      if (signals.cancel?.aborted)
-        return ended(
-          options,
-          runId,
-          { kind: 'cancelled', reason: 'cancelled before it ran again' },
-          undefined,
-        );
+      if (signals.cancel?.aborted) return ended(options, runId, cancelledBeforeRun(), undefined);
       state = loaded;
       attempt = started.attempts;
     }
@@ -110,8 +104,7 @@ export async function executeRun(
     if (record.status === 'ended') return { kind: 'skipped', reason: 'already_ended' };
     if (record.status === 'cancelling' || signals.cancel?.aborted) {
       // Cancelled while it waited (or between a crash and this pick-up): it ends without running.
-      const outcome: Outcome = { kind: 'cancelled', reason: 'cancelled before it ran again' };
-      return ended(options, runId, outcome, undefined);
+      return ended(options, runId, cancelledBeforeRun(), undefined);
     }
     if (!definition) {
       const outcome: Outcome = {
@@ -132,12 +125,7 @@ export async function executeRun(
       if (!started) {
         // A cancel landed between the read above and this write.
         if ((await registry.get(runId))?.status === 'cancelling')
-          return ended(
-            options,
-            runId,
-            { kind: 'cancelled', reason: 'cancelled before it ran again' },
-            undefined,
-          );
+          return ended(options, runId, cancelledBeforeRun(), undefined);
         return { kind: 'skipped', reason: 'already_ended' };
       }
     } else attempt = record.attempts;
@@ -210,6 +198,11 @@ export async function executeRun(
     return { kind: 'interrupted' };
   }
   return ended(options, runId, outcome, result);
+}
+
+/** The outcome of a run cancelled before this execution ran anything. */
+function cancelledBeforeRun(): Outcome {
+  return { kind: 'cancelled', reason: 'cancelled before it ran again' };
 }
 
 /**

@@ -32,8 +32,10 @@ export class RunEventSink implements TraceSink {
   #buffer: TraceEvent[] = [];
   /** With `writeBehind`: the last append sent and not yet confirmed (kept, rejected, after a failure). */
   #inFlight: Promise<void> | undefined;
-  /** With `writeBehind`: why the last append failed, once its reply is in. */
+  /** Why a write to the log failed, once its reply is in. */
   #failed: unknown;
+  /** Settles after the last write handed to the log (never rejects): what `drained` waits for. */
+  #tail: Promise<unknown> = Promise.resolve();
 
   constructor(options: {
     log: RunEventStore;
@@ -86,8 +88,7 @@ export class RunEventSink implements TraceSink {
     return this.#failed;
   }
 
-  #tail: Promise<unknown> = Promise.resolve();
-
+  /** Makes `written` the tail; its failure is kept for the next write (not an unhandled rejection). */
   #track(written: Promise<void> | undefined): Promise<void> | undefined {
     if (written)
       this.#tail = written.catch((error: unknown) => {
@@ -101,19 +102,13 @@ export class RunEventSink implements TraceSink {
     return this.#log.nextSeq(runId);
   }
 
-  /** Sends the buffer now and returns nothing, or waits first for an append still in flight (or failed). */
-  #sendBehind(): Promise<void> | undefined {
-    const previous = this.#inFlight;
-    if (previous) return previous.then(() => this.#sendBehind());
+  /** Sends the buffer and returns nothing (`write` has waited for any append in flight). */
+  #sendBehind(): undefined {
     const sent: Promise<void> = this.#send().then(() => {
       if (this.#inFlight === sent) this.#inFlight = undefined;
     });
-    // Seen by the next write or flush, which rethrows it; not an unhandled rejection meanwhile.
-    sent.catch((error: unknown) => {
-      this.#failed = error ?? new Error('trace append failed');
-    });
-    this.#tail = sent.catch(() => {});
     this.#inFlight = sent;
+    this.#track(sent);
     return undefined;
   }
 
