@@ -22,6 +22,9 @@ redis.call('PUBLISH', ARGV[1], first + #ARGV - 3)
 return {1, first + #ARGV - 2}
 `;
 
+/** Events a follower reads per round trip. */
+const followPage = 500;
+
 /** Options for {@link RedisRunEventLog}. */
 export interface RedisRunEventLogOptions {
   redis: Redis;
@@ -146,15 +149,18 @@ export class RedisRunEventLog implements RunEventStore {
       let cursor = afterSeq;
       while (!signal.aborted) {
         noticed = false;
-        // Ended is read before the events: an end seen here means every event is already readable.
-        const ended = await this.#ended(runId);
-        const fresh = await this.read(runId, cursor, 500);
+        // Ended is sent before the read, on the same connection, so Redis answers it first: an
+        // end seen here means every event is already readable. Both go in one round trip.
+        const [ended, fresh] = await Promise.all([this.#ended(runId), this.read(runId, cursor, followPage)]);
         for (const event of fresh) {
           cursor = event.seq;
           yield event;
           if (signal.aborted) return;
         }
-        if (fresh.length > 0) continue;
+        // A full page may have more behind it. Otherwise the read saw every event appended before
+        // it: a later append publishes its notice after it is applied, which sets `noticed` (now or
+        // while this follower waits), so reading again without one would only find nothing.
+        if (fresh.length === followPage) continue;
         if (ended) return;
         if (noticed) continue;
         await new Promise<void>((resolve) => {
