@@ -577,9 +577,35 @@ describe('GET /runs/:id/events (Server-Sent Events)', () => {
     expect(seen).toEqual([0, 1, 2, 3, 4]);
   });
 
-  it('drops an event the log repeats (a resumed worker re-appending), so the client sees each seq once', async () => {
+  it('an ended run whose trace outlived its end marker (expired, or a log that never ends) is read, not followed: the client gets end', async () => {
     const stores = fakes();
     stores.records.set('run_a', record('run_a', 'ana', 'ended'));
+    const events = Array.from({ length: 1_203 }, (_, seq) => stepStart('run_a', seq));
+    const reads: number[] = [];
+    const neverEnding: RunEventLog = {
+      ...stores.events,
+      read: async (_runId, afterSeq, limit) => {
+        reads.push(afterSeq);
+        return events.filter((event) => event.seq > afterSeq).slice(0, limit);
+      },
+      async *follow(_runId, _afterSeq, signal) {
+        await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      },
+    };
+    const app = createRunService({ ...stores, events: neverEnding, authenticate });
+    const messages = await drain(
+      await app.request('/runs/run_a/events', { headers: { Authorization: ana, 'Last-Event-ID': '1' } }),
+    );
+    const seqs = messages.filter((one) => one.event === 'trace').map((one) => Number(one.id));
+    expect(seqs).toEqual(events.map((event) => event.seq).filter((seq) => seq > 1));
+    expect(messages.at(-1)).toMatchObject({ event: 'end', data: { status: 'ended' } });
+    // A page at a time: 500, 500, 201 (short: the last).
+    expect(reads).toEqual([1, 501, 1001]);
+  });
+
+  it('drops an event the log repeats (a resumed worker re-appending), so the client sees each seq once', async () => {
+    const stores = fakes();
+    stores.records.set('run_a', record('run_a', 'ana', 'running'));
     const repeating: RunEventLog = {
       ...stores.events,
       async *follow() {

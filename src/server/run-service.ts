@@ -231,6 +231,7 @@ export function createRunService(options: RunServiceOptions): Hono<{ Variables: 
       clock,
       heartbeatMs,
       finalState: async () => (await runs.get(record.runId)) ?? record,
+      ended: record.status === 'ended',
     });
   });
 

@@ -13,6 +13,26 @@ export interface TraceEventStreamOptions {
   heartbeatMs: number;
   /** The closing `end` event's data: the run's record as it stands when the trace ends. */
   finalState: () => Promise<unknown>;
+  /**
+   * The run had ended when the request came: its trace is read as it stands, not followed. Every
+   * event of an ended run is in the log before its record ends; a log whose trace (and end marker)
+   * expired before the record would otherwise keep the client waiting for an end that never comes.
+   */
+  ended?: boolean;
+}
+
+/** The run's events after `afterSeq` as the log holds them now, a page at a time. */
+async function* readAll(events: RunEventLog, runId: string, afterSeq: number, signal: AbortSignal) {
+  const page = 500;
+  let cursor = afterSeq;
+  while (!signal.aborted) {
+    const fresh = await events.read(runId, cursor, page);
+    for (const event of fresh) {
+      cursor = event.seq;
+      yield event;
+    }
+    if (fresh.length < page) return;
+  }
 }
 
 /**
@@ -46,7 +66,10 @@ export function streamTraceEvents(c: Context, options: TraceEventStreamOptions):
     let lastSeq = options.afterSeq;
     try {
       await send(stream.write('retry: 2000\n\n'));
-      for await (const event of events.follow(runId, options.afterSeq, controller.signal)) {
+      const source = options.ended
+        ? readAll(events, runId, options.afterSeq, controller.signal)
+        : events.follow(runId, options.afterSeq, controller.signal);
+      for await (const event of source) {
         if (controller.signal.aborted || stream.aborted) break;
         if (event.seq <= lastSeq) continue;
         lastSeq = event.seq;
