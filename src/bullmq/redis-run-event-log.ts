@@ -2,24 +2,37 @@ import type { Redis } from 'ioredis';
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { RunEventStore } from '../queue/run-stores.js';
 import { traceConflict } from '../queue/trace-conflict.js';
+import { writerNonce } from '../redis/writer-nonce.js';
 import type { TraceEvent } from '../trace/events.js';
 import { checkTtl } from './redis-run-registry.js';
 
 // A run's events are a stream whose entry ids are `0-<seq + 1>`, so the stream itself orders and
 // indexes them by seq. One script appends a batch: it checks the first event continues the
-// stream's last seq (the log is authoritative), adds every entry and publishes one notice.
-// KEYS: stream. ARGV: channel, first seq, then the events' JSON in order.
+// stream's last seq (the log is authoritative), adds every entry (the last one also names the
+// append's writer nonce) and publishes one notice. A batch that does not continue the stream is
+// taken as applied only when it is this very append sent again (a connection that dropped before
+// its reply was read, resent by the client): it ends where the stream ends and the stream's last
+// entry carries its nonce. Another writer's batch, even byte for byte the same, is refused.
+// KEYS: stream. ARGV: channel, first seq, writer nonce, then the events' JSON in order.
 const appendScript = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local next = 0
 if #last > 0 then next = tonumber(string.match(last[1][1], '%-(%d+)$')) end
 local first = tonumber(ARGV[2])
-if first ~= next then return {0, next} end
-for i = 3, #ARGV do
-  redis.call('XADD', KEYS[1], '0-' .. (first + i - 2), 'e', ARGV[i])
+local count = #ARGV - 3
+if first ~= next then
+  if #last > 0 and first + count == next then
+    local fields = last[1][2]
+    if fields[3] == 'n' and fields[4] == ARGV[3] then return {1, next} end
+  end
+  return {0, next}
 end
-redis.call('PUBLISH', ARGV[1], first + #ARGV - 3)
-return {1, first + #ARGV - 2}
+for i = 4, #ARGV - 1 do
+  redis.call('XADD', KEYS[1], '0-' .. (first + i - 3), 'e', ARGV[i])
+end
+redis.call('XADD', KEYS[1], '0-' .. (first + count), 'e', ARGV[#ARGV], 'n', ARGV[3])
+redis.call('PUBLISH', ARGV[1], first + count - 1)
+return {1, first + count}
 `;
 
 /** Events a follower reads per round trip. */
@@ -92,6 +105,7 @@ export class RedisRunEventLog implements RunEventStore {
       this.#stream(runId),
       this.#channel(runId),
       first.seq,
+      writerNonce(),
       ...texts,
     )) as [number, number];
     if (ok !== 1) throw traceConflict(runId, next, first.seq);

@@ -55,6 +55,8 @@ describe('RedisCheckpointStore', () => {
       status: 'running',
       step: '2',
       updatedAt: String(state.updatedAt),
+      // The nonce of the call that wrote it: a resend of that call is taken as applied.
+      writer: expect.stringMatching(/^[0-9a-z]+\.[0-9a-z]+\.[0-9a-z]+$/),
     });
     expect(await store.head('r')).toEqual({
       revision: 3,

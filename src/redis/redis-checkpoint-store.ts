@@ -8,6 +8,7 @@ import {
 } from '../checkpoint/checkpoint-store.js';
 import { ConfigurationError, ReinsError } from '../errors/reins-error.js';
 import type { RunState } from '../loop/run-state.js';
+import { writerNonce } from './writer-nonce.js';
 
 /** Options of {@link RedisCheckpointStore}. */
 export interface RedisCheckpointStoreOptions {
@@ -53,7 +54,15 @@ local revision = tonumber(ARGV[2])
 if mode == 'save' then
   revision = (tonumber(current) or 0) + 1
 elseif current then
-  if tonumber(current) ~= tonumber(ARGV[1]) then return {0, tonumber(current)} end
+  if tonumber(current) ~= tonumber(ARGV[1]) then
+    -- This very commit sent again (a connection that dropped before its reply was read, resent by
+    -- the client): the head is at its revision, written by it (its writer nonce). Another writer's
+    -- commit, even byte for byte the same, has another nonce and is refused.
+    if tonumber(current) == revision and redis.call('HGET', KEYS[1], 'writer') == ARGV[9] then
+      return {1, revision}
+    end
+    return {0, tonumber(current)}
+  end
   if mode == 'd' and redis.call('EXISTS', KEYS[2]) == 0 then return {-2, tonumber(current)} end
 elseif mode == 'd' then
   return {-1, 0}
@@ -64,7 +73,7 @@ if mode ~= 'd' then
   redis.call('DEL', KEYS[2])
 end
 redis.call('RPUSH', KEYS[2], kind .. revision .. ':' .. ARGV[4])
-redis.call('HSET', KEYS[1], 'revision', revision, 'status', ARGV[5], 'step', ARGV[6], 'updatedAt', ARGV[7])
+redis.call('HSET', KEYS[1], 'revision', revision, 'status', ARGV[5], 'step', ARGV[6], 'updatedAt', ARGV[7], 'writer', ARGV[9])
 local ttl = tonumber(ARGV[8])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
@@ -75,7 +84,7 @@ else
 end
 return {1, revision}
 `;
-const commitCommand = 'reinsCheckpointCommitV1';
+const commitCommand = 'reinsCheckpointCommitV2';
 
 /**
  * Run checkpoints in Redis, shared by every worker of a fleet, under the {@link CheckpointStore}
@@ -181,6 +190,7 @@ export class RedisCheckpointStore implements CheckpointStore {
       commit.step,
       commit.updatedAt,
       this.#ttlFor(commit.status, outcome?.kind),
+      writerNonce(),
     );
     if (code === 0) return { ok: false, currentRevision: revision };
     if (code === -1)
@@ -209,6 +219,7 @@ export class RedisCheckpointStore implements CheckpointStore {
       state.step,
       state.updatedAt,
       this.#ttlFor(state.status, state.outcome?.kind),
+      writerNonce(),
     );
     await this.#waitDurable(state.runId);
   }

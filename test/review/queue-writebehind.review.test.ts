@@ -440,12 +440,13 @@ describe('review: write-behind across a Redis outage (7207007)', () => {
    * proxy in front of Redis). ioredis reconnects and resends both (autoResendUnfulfilledCommands,
    * the default). Both are refused the second time: the append as a seq conflict, the commit as
    * stale (its revision is already there). Pre-existing (the commit's resend alone does it with the
-   * append awaited too), but on this commit's attack list: the worker returns `held_elsewhere`, its
-   * job completes, and nobody holds the run: its record stays `running` for ever.
+   * append awaited too), but on this commit's attack list: the worker returned `held_elsewhere`, its
+   * job completed, and nobody held the run: its record stayed `running` for ever. Fixed: the append
+   * and the commit scripts take a resend of what they already hold (same seqs and bytes, same
+   * revision and bytes) as applied, so the worker goes on.
    */
-  // Known limit, not fixed yet (docs/queue.md): pinned with it.fails so a fix shows up here.
-  it.fails.each([false, true])(
-    'KNOWN LIMIT, FINDING 11 (pre-existing, writeBehind=%s): a connection that drops after a step was applied leaves the run orphaned `running`',
+  it.each([false, true])(
+    'FINDING 11 (fixed, writeBehind=%s): a connection that drops after a step was applied: the resend is taken as applied and the run goes on, each effect once',
     { timeout: 20_000 },
     async (writeBehind) => {
       if (!redis) return;
@@ -453,7 +454,10 @@ describe('review: write-behind across a Redis outage (7207007)', () => {
       const prefix = uniquePrefix(`wb-resend-${writeBehind}`);
       const client = new Redis(proxy.port, '127.0.0.1', { retryStrategy: () => 30 });
       client.on('error', () => {});
-      const agents = agentRegistry([scriptedStepsAgent({ steps: 3, effect: () => {} })]);
+      const effects: string[] = [];
+      const agents = agentRegistry([
+        scriptedStepsAgent({ steps: 3, effect: ({ key }) => void effects.push(key) }),
+      ]);
       const request = { agent: 'steps', input: 'go', actor: { id: 'ana' } };
       const runId = 'resend-1';
       try {
@@ -480,6 +484,11 @@ describe('review: write-behind across a Redis outage (7207007)', () => {
           result: 'skipped',
           status: 'running',
         });
+        expect(result.kind === 'ended' && result.outcome.kind).toBe('answered');
+        expect(record?.status).toBe('ended');
+        expect(effects).toEqual(['resend-1:1', 'resend-1:2']);
+        const trace = await stores.events.read(runId, -1);
+        expect(trace.map((event) => event.seq)).toEqual(trace.map((_, index) => index));
       } finally {
         client.disconnect();
         await proxy.close();
