@@ -5,7 +5,7 @@ import { resumeAgent, runAgent } from '../loop/run-agent.js';
 import type { RunResult } from '../loop/run-result.js';
 import type { RunState } from '../loop/run-state.js';
 import { type Clock, systemClock } from '../time/clock.js';
-import { type TraceEvent, traceVersion } from '../trace/events.js';
+import type { TraceEvent } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 import type { AgentRegistry } from './agent-definition.js';
 import { RunEventSink } from './run-event-sink.js';
@@ -132,12 +132,8 @@ export async function executeRun(
   }
   if (!definition) return { kind: 'skipped', reason: 'not_found' };
   if (state?.status === 'ended' && state.outcome?.kind === 'awaiting_approval' && !job.verdicts) {
-    // A redelivered pause: park it again without opening a new trace segment. A worker that died
-    // between parking the record and writing the pause's last events leaves a trace without its
-    // run-end: it is written now, from the checkpoint.
-    const reparked = await parked(options, runId, state.outcome.requests, clock);
-    if (reparked.kind === 'parked') await endTraceAtPause(options.events, runId, state);
-    return reparked;
+    // A redelivered pause: park it again without opening a new trace segment.
+    return parked(options, runId, state.outcome.requests, clock);
   }
   const built = await definition.build({ runId, request, attempt });
   const { signal, dispose, drained, atStep } = runSignal(signals);
@@ -156,8 +152,6 @@ export async function executeRun(
     log: options.events,
     runId,
     writeBehind: options.events.orderedBefore?.(options.checkpoint) === true,
-    // A follower that sees the pause reads a parked record: its run-end is written after the park.
-    holdPause: true,
     onAppend: (events) => progress(options, runId, events, clock),
   });
   const common = {
@@ -182,13 +176,6 @@ export async function executeRun(
     await sink.drained();
   }
   const { outcome } = result;
-  if (sink.holding && (await options.events.nextSeq(runId)) !== sink.heldFrom) {
-    // The pause's run-end was not sent, so no refused append can tell this worker it lost the run:
-    // the log says so itself (another worker's events follow this one's last append). Not the
-    // checkpoint: this worker's final commit may land after the loop stopped waiting for it.
-    sink.dropHeld();
-    return { kind: 'skipped', reason: 'held_elsewhere' };
-  }
   if (
     sink.failure !== undefined &&
     outcome.kind !== 'hard_error' &&
@@ -205,8 +192,7 @@ export async function executeRun(
   )
     // A worker that lost its run (its lock lapsed and another claimed it) stops without a word.
     return { kind: 'skipped', reason: 'held_elsewhere' };
-  if (outcome.kind === 'awaiting_approval')
-    return parked(options, runId, outcome.requests, clock, result, () => sink.publishHeld());
+  if (outcome.kind === 'awaiting_approval') return parked(options, runId, outcome.requests, clock, result);
   if (outcome.kind === 'cancelled' && drained() && !signals.cancel?.aborted) {
     await registry.update(runId, { status: 'queued', updatedAt: clock.now() }, ['running']);
     return { kind: 'interrupted' };
@@ -298,8 +284,6 @@ async function parked(
   requests: ApprovalRequest[],
   clock: Clock,
   result?: RunResult,
-  /** Writes the pause's held run-end: after the record is parked (or ended), before the log ends. */
-  publish: () => Promise<void> = async () => {},
 ): Promise<ExecuteRunResult> {
   const parkedRecord = await options.registry.update(
     runId,
@@ -315,46 +299,16 @@ async function parked(
     ['running', 'queued', 'awaiting_approval'],
   );
   if (!parkedRecord) {
-    if ((await options.registry.get(runId))?.status === 'cancelling') {
-      await publish();
+    if ((await options.registry.get(runId))?.status === 'cancelling')
       return ended(
         options,
         runId,
         { kind: 'cancelled', reason: 'cancelled while it paused for approval' },
         result,
       );
-    }
     return { kind: 'skipped', reason: 'already_ended' };
   }
-  await publish();
   return { kind: 'parked', requests };
-}
-
-/**
- * Writes a paused run's `run-end` from its checkpoint when the log's last event is not one (the
- * worker that parked the record died before it wrote it). The record is parked already: a
- * follower that sees this event finds the pending approvals.
- */
-async function endTraceAtPause(events: RunEventStore, runId: string, state: RunState): Promise<void> {
-  const next = await events.nextSeq(runId);
-  if (next === undefined) return;
-  const [last] = await events.read(runId, next - 2, 1);
-  if (!last || last.type === 'run-end') return;
-  await events.append(runId, [
-    {
-      v: traceVersion,
-      runId,
-      seq: next,
-      at: state.updatedAt,
-      type: 'run-end',
-      outcome: state.outcome as Outcome,
-      steps: state.step,
-      contextTokens: state.contextTokens,
-      billedTokens: state.billedTokens,
-      costUsd: state.costUsd,
-      usage: state.usage,
-    },
-  ]);
 }
 
 async function ended(

@@ -29,10 +29,7 @@ export class RunEventSink implements TraceSink {
   readonly #runId: string;
   readonly #onAppend: ((events: readonly TraceEvent[]) => void | Promise<void>) | undefined;
   readonly #writeBehind: boolean;
-  readonly #holdPause: boolean;
   #buffer: TraceEvent[] = [];
-  /** With `holdPause`: the buffer ends with a paused run's `run-end`, kept until {@link publishHeld}. */
-  #holding = false;
   /** With `writeBehind`: the last append sent and not yet confirmed (kept, rejected, after a failure). */
   #inFlight: Promise<void> | undefined;
   /** Why a write to the log failed, once its reply is in. */
@@ -47,18 +44,11 @@ export class RunEventSink implements TraceSink {
     onAppend?: (events: readonly TraceEvent[]) => void | Promise<void>;
     /** Send appends without waiting for their reply (only when the log is `orderedBefore` the checkpoint store). @default false */
     writeBehind?: boolean;
-    /**
-     * Keep a paused run's last events (its `run-end` with outcome `awaiting_approval`) until
-     * {@link publishHeld}: the executor parks the run's record first, so a follower that sees the
-     * pause finds the record paused, with its pending approvals. @default false
-     */
-    holdPause?: boolean;
   }) {
     this.#log = options.log;
     this.#runId = options.runId;
     this.#onAppend = options.onAppend;
     this.#writeBehind = options.writeBehind === true;
-    this.#holdPause = options.holdPause === true;
   }
 
   write(event: TraceEvent): Promise<void> | undefined {
@@ -69,43 +59,14 @@ export class RunEventSink implements TraceSink {
     // round trip per segment. No tool runs on an unconfirmed append.
     const inFlight = this.#inFlight;
     if (inFlight) return this.#track(inFlight.then(() => this.write(event)));
-    if (this.#holding) throw new Error('an event after the run-end held for its record');
     this.#buffer.push(event);
     if (!flushOn.has(event.type)) return undefined;
-    if (this.#holdPause && event.type === 'run-end' && event.outcome.kind === 'awaiting_approval') {
-      this.#holding = true;
-      return undefined;
-    }
     return this.#track(this.#writeBehind && event.type !== 'run-end' ? this.#sendBehind() : this.flush());
   }
 
   async flush(): Promise<void> {
     if (this.#inFlight) await this.#inFlight;
-    if (this.#buffer.length > 0 && !this.#holding) await this.#send();
-  }
-
-  /** True while a paused run's last events wait for {@link publishHeld} (or {@link dropHeld}). */
-  get holding(): boolean {
-    return this.#holding;
-  }
-
-  /** The `seq` of the first held event: where the log must still end for this worker to hold the run. */
-  get heldFrom(): number | undefined {
-    return this.#holding ? this.#buffer[0]?.seq : undefined;
-  }
-
-  /** Appends the held events (a paused run's last ones) once its record is parked. */
-  async publishHeld(): Promise<void> {
-    if (!this.#holding) return;
-    this.#holding = false;
-    await this.flush();
-  }
-
-  /** Forgets the held events: this worker no longer holds the run, another writes its trace. */
-  dropHeld(): void {
-    if (!this.#holding) return;
-    this.#holding = false;
-    this.#buffer = [];
+    if (this.#buffer.length > 0) await this.#send();
   }
 
   /**
