@@ -18,7 +18,22 @@ describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')('review: RedisRunEventL
     if (!redis) throw new Error('no redis');
     // A poll of a minute: a follower that hears no notice shows as one that does not finish.
     const prefix = uniquePrefix('follow-close');
-    const log = new RedisRunEventLog({ redis, prefix, pollMs: 60_000 });
+    // The client, with each stream read's result length noted (by the run id at the key's end).
+    const reads: Record<string, number> = {};
+    const client = redis;
+    const watched = new Proxy(client, {
+      get(target, property) {
+        if (property === 'xrange')
+          return async (key: string, ...rest: unknown[]) => {
+            const result = await (target.xrange as (...args: unknown[]) => Promise<unknown[]>)(key, ...rest);
+            reads[key.slice(key.lastIndexOf(':') + 1)] ??= result.length;
+            return result;
+          };
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const log = new RedisRunEventLog({ redis: watched, prefix, pollMs: 60_000 });
     const first = new AbortController();
     // The first follow makes the log's own subscriber (and registers its handler) …
     const firstFollow = (async () => {
@@ -35,12 +50,10 @@ describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')('review: RedisRunEventL
     const follower = (async () => {
       for await (const one of log.follow('b', -1, stop.signal)) seen.push(one.seq);
     })();
-    // Let the follower subscribe before anything is appended.
-    for (let i = 0; i < 500; i++) {
-      const [, count] = (await redis.pubsub('NUMSUB', `${prefix}:events-notice:b`)) as [string, number];
-      if (Number(count) > 0) break;
+    // The follower has subscribed and made its first (empty) read before anything is appended.
+    for (let i = 0; i < 500 && reads.b === undefined; i++)
       await new Promise((resolve) => setTimeout(resolve, 2));
-    }
+    expect(reads.b).toBe(0);
     await log.append('b', [event('b', 0), event('b', 1)]);
     await log.end('b');
     await follower;
