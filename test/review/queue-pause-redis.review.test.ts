@@ -7,6 +7,8 @@ import { agentRegistry } from '../../src/queue/agent-definition.js';
 import { executeRun } from '../../src/queue/execute-run.js';
 import type { CancelResult, RunRecord } from '../../src/queue/run-queue.js';
 import { scriptedStepsAgent } from '../../src/queue/scripted-steps-agent.js';
+import { staticTokens } from '../../src/server/authenticate.js';
+import { createRunService } from '../../src/server/run-service.js';
 import type { TraceEvent } from '../../src/trace/events.js';
 import { connectTestRedis, redisUrl, uniquePrefix } from '../support/redis.js';
 
@@ -84,6 +86,57 @@ describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')(
       if (followerSaw) expect.soft(followerSaw.at(-1)).toBe('run-end');
       const trace = await queue.events.read('h1', -1);
       expect(trace.at(-1)?.type).toBe('run-end');
+    });
+
+    it('GET /runs/:id/events of the run the cancel ended: the client gets every event of the trace, the pause run-end too, before end', async () => {
+      if (!redis) throw new Error('no redis');
+      const prefix = uniquePrefix('review-hold-sse');
+      const queue = new BullmqRunQueue({ redis: redisUrl, prefix, queueName: 'runs' });
+      queues.push(queue);
+      expect((await queue.enqueue({ ...request, runId: 'e1' })).ok).toBe(true);
+      await (await queue.queue.getJob('e1'))?.remove();
+      const app = createRunService({
+        queue,
+        runs: queue.registry,
+        events: queue.events,
+        authenticate: staticTokens({ 'token-ana-0001': 'ana' }),
+      });
+      const client = redis;
+      let streamed: string | undefined;
+      let hooked = false;
+      class Hooked extends RedisRunEventLog {
+        override async append(runId: string, batch: readonly TraceEvent[]): Promise<void> {
+          if (!hooked && isPauseEnd(batch)) {
+            hooked = true;
+            // A person cancels the parked run, and the viewer opens its trace (once the record ended).
+            const cancelled = await queue.cancel(runId, 'ana');
+            if (cancelled.ok && cancelled.status === 'ended') {
+              const response = await app.request(`/runs/${runId}/events`, {
+                headers: { Authorization: 'Bearer token-ana-0001' },
+              });
+              streamed = await response.text();
+            }
+          }
+          return super.append(runId, batch);
+        }
+      }
+      await executeRun(
+        { runId: 'e1', request },
+        {
+          agents: agentRegistry([scriptedStepsAgent({ steps: 4, confirmStep: 2, effect: () => {} })]),
+          checkpoint: new MemoryCheckpointStore(),
+          registry: queue.registry,
+          events: new Hooked({ redis: client, prefix }),
+        },
+      );
+      const trace = await queue.events.read('e1', -1);
+      expect(hooked).toBe(true);
+      // Before f47feee the cancel lands while the run is running (it is cancelled by its worker).
+      if (streamed === undefined) return;
+      const sent = [...streamed.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+      expect(streamed).toMatch(/event: end/);
+      // The stream said `end`: it must have sent every event the run's trace holds.
+      expect(sent).toEqual(trace.map((event) => event.seq));
     });
 
     it('a cancel that read the record as awaiting_approval, while a worker resumed it meanwhile, tells that worker (pre-existing)', async () => {
