@@ -226,6 +226,8 @@ export class RedisRunEventLog implements RunEventStore {
     if (this.#ownSubscriber && this.#subscriber) {
       this.#subscriber.disconnect();
       this.#subscriber = undefined;
+      // A follow after close makes a new subscriber: it needs its own message handler.
+      this.#handling = false;
     }
   }
 }
