@@ -111,32 +111,52 @@ export class BullmqRunQueue implements RunQueue {
   }
 
   async cancel(runId: string, by: string): Promise<CancelResult> {
-    const record = await this.registry.get(runId);
-    if (!record) return { ok: false, reason: 'not_found' };
-    if (record.status === 'ended') return { ok: false, reason: 'already_ended' };
-    const cancelling = await this.registry.update(
-      runId,
-      { status: 'cancelling', updatedAt: this.#clock.now() },
-      ['queued', 'running', 'awaiting_approval'],
-    );
-    if (!cancelling) return { ok: false, reason: 'already_ended' };
-    if (
-      record.status === 'awaiting_approval' ||
-      (record.status === 'queued' && (await this.#removeJobs(runId)))
-    ) {
-      // Nothing holds it: it ends here.
-      await this.registry.update(runId, {
-        status: 'ended',
-        outcome: { kind: 'cancelled', reason: `cancelled by ${by}` },
-        pendingApprovals: undefined,
-        updatedAt: this.#clock.now(),
-      });
-      await this.events.end(runId);
-      return { ok: true, status: 'ended' };
+    const outcome = { kind: 'cancelled' as const, reason: `cancelled by ${by}` };
+    // Each move is a compare-and-set from the one status it was decided on: a record that moved
+    // between the read and the write (a verdict resumed it, a worker took it, the run parked) is
+    // read again and decided again, never cancelled on the strength of a status it no longer has.
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const record = await this.registry.get(runId);
+      if (!record) return { ok: false, reason: 'not_found' };
+      if (record.status === 'ended') return { ok: false, reason: 'already_ended' };
+      if (record.status === 'cancelling') {
+        await this.#redis.publish(cancelChannel(this.#prefix), runId);
+        return { ok: true, status: 'cancelling' };
+      }
+      if (record.status === 'awaiting_approval') {
+        // Parked: nothing holds it, it ends here.
+        const ended = await this.registry.update(
+          runId,
+          { status: 'ended', outcome, pendingApprovals: undefined, updatedAt: this.#clock.now() },
+          ['awaiting_approval'],
+        );
+        if (!ended) continue;
+        await this.events.end(runId);
+        return { ok: true, status: 'ended' };
+      }
+      const cancelling = await this.registry.update(
+        runId,
+        { status: 'cancelling', updatedAt: this.#clock.now() },
+        [record.status],
+      );
+      if (!cancelling) continue;
+      if (record.status === 'queued' && (await this.#removeJobs(runId))) {
+        // Its job is gone before any worker took it: nothing holds it, it ends here.
+        const ended = await this.registry.update(
+          runId,
+          { status: 'ended', outcome, pendingApprovals: undefined, updatedAt: this.#clock.now() },
+          ['cancelling'],
+        );
+        if (ended) {
+          await this.events.end(runId);
+          return { ok: true, status: 'ended' };
+        }
+      }
+      // A worker holds it (or is about to: it reads `cancelling` before it starts).
+      await this.#redis.publish(cancelChannel(this.#prefix), runId);
+      return { ok: true, status: 'cancelling' };
     }
-    // A worker holds it (or is about to: it reads `cancelling` before it starts).
-    await this.#redis.publish(cancelChannel(this.#prefix), runId);
-    return { ok: true, status: 'cancelling' };
+    throw new Error(`cancel ${runId}: its record changed under each of 8 attempts`);
   }
 
   /** Removes the run's waiting or delayed jobs; false when one is active (a worker has it). */
