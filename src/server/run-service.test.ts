@@ -526,6 +526,83 @@ describe('requests', () => {
 });
 
 describe('GET /runs/:id/events (Server-Sent Events)', () => {
+  describe('a run-end waits for the record it announces (the worker appends the trace, then writes the record)', () => {
+    const pauseEnd = (runId: string, seq: number): TraceEvent => ({
+      v: 1,
+      runId,
+      seq,
+      at: 1_767_225_600_000 + seq,
+      type: 'run-end',
+      outcome: { kind: 'awaiting_approval', requests: [] },
+      steps: 1,
+      contextTokens: 10,
+      billedTokens: 10,
+      costUsd: 0,
+      usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    });
+    const flush = async () => {
+      for (let index = 0; index < 20; index += 1) await new Promise((resolve) => setImmediate(resolve));
+    };
+    /** Follows run_a (record running, trace: a step then the pause) and reads up to the pause's step. */
+    async function following() {
+      const { app, stores, clock } = service();
+      stores.records.set('run_a', record('run_a', 'ana', 'running'));
+      await stores.events.append('run_a', [stepStart('run_a', 0), pauseEnd('run_a', 1)]);
+      const response = await app.request('/runs/run_a/events', { headers: { Authorization: ana } });
+      const messages = readServerSentEvents(response.body!)[Symbol.asyncIterator]();
+      expect((await messages.next()).value).toMatchObject({ event: 'trace', id: '0' });
+      let pause: { event: string; id?: string | undefined } | undefined;
+      const next = messages.next().then((result) => {
+        pause = result.value;
+      });
+      return { stores, clock, messages, next, pending: () => pause === undefined, pause: () => pause };
+    }
+
+    it('held while the record is still running, sent once it is parked: the client finds pendingApprovals', async () => {
+      const { stores, clock, next, pending, pause } = await following();
+      for (let index = 0; index < 30; index += 1) {
+        clock.advance(100);
+        await flush();
+      }
+      expect(pending()).toBe(true);
+      const approvalId = 'call_1:0000abcd';
+      stores.records.set('run_a', {
+        ...record('run_a', 'ana', 'awaiting_approval'),
+        pendingApprovals: [
+          { approvalId, callId: 'call_1', tool: 'refund', input: {}, effect: 'write', cause: 'confirm' },
+        ] as unknown as RunRecord['pendingApprovals'],
+      });
+      clock.advance(200);
+      await next;
+      expect(pause()).toMatchObject({ event: 'trace', id: '1' });
+    });
+
+    it('sent at once when a verdict already resumed the run (running again, a later attempt)', async () => {
+      const { stores, clock, next, pending, pause } = await following();
+      await flush();
+      expect(pending()).toBe(true);
+      stores.records.set('run_a', { ...record('run_a', 'ana', 'running'), attempts: 2 });
+      clock.advance(10);
+      await next;
+      expect(pause()).toMatchObject({ event: 'trace', id: '1' });
+    });
+
+    it('sent after 5 s when the record never catches up (a worker that died between the writes)', async () => {
+      const { clock, next, pending, pause } = await following();
+      for (let index = 0; index < 49; index += 1) {
+        clock.advance(100);
+        await flush();
+      }
+      expect(pending()).toBe(true);
+      for (let index = 0; index < 5 && pending(); index += 1) {
+        clock.advance(200);
+        await flush();
+      }
+      await next;
+      expect(pause()).toMatchObject({ event: 'trace', id: '1' });
+    });
+  });
+
   it('sends the trace with id = seq, then end with the final record; Last-Event-ID resumes with no gap and no duplicate', async () => {
     const { stores, call } = service();
     stores.records.set('run_a', record('run_a', 'ana', 'ended'));

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { RunEventLog, RunQueue, RunRecord, RunRegistry } from '../queue/run-queue.js';
+import { sleep } from '../resilience/sleep.js';
 import { type Clock, type IdGenerator, randomIds, systemClock } from '../time/clock.js';
 import type { Actor } from '../tools/define-tool.js';
 import { type Authenticate, bearerToken } from './authenticate.js';
@@ -16,6 +17,37 @@ import {
 import { errorResponse } from './run-service-error.js';
 import { streamTraceEvents } from './trace-event-stream.js';
 import { isSafeAssetPath, type ViewerAssets } from './viewer-assets.js';
+
+/** How long a `run-end` waits for its record before it is sent anyway (a worker that died between the two). */
+const recordCatchUpMs = 5_000;
+
+/**
+ * Resolves once the run's record has caught up with a `run-end` the trace just showed: it is no
+ * longer `running`, or a worker has started the run again since (a verdict resumed it). A worker
+ * appends a run's last events before it parks or ends the record, so without this wait a client
+ * that saw the pause could read a record still `running`, with no `pendingApprovals`. A worker
+ * that died between the two writes leaves the record running until the queue redelivers the run:
+ * after {@link recordCatchUpMs} the event is sent anyway.
+ */
+async function recordCaughtUp(
+  runs: RunRegistry,
+  runId: string,
+  clock: Clock,
+  signal: AbortSignal,
+): Promise<void> {
+  const first = await runs.get(runId);
+  if (first === undefined || first.status !== 'running') return;
+  const deadline = clock.now() + recordCatchUpMs;
+  for (let delay = 5; clock.now() < deadline; delay = Math.min(delay * 2, 200)) {
+    try {
+      await sleep(delay, { clock, signal });
+    } catch {
+      return;
+    }
+    const record = await runs.get(runId);
+    if (record === undefined || record.status !== 'running' || record.attempts !== first.attempts) return;
+  }
+}
 
 /** Options of {@link createRunService}. */
 export interface RunServiceOptions {
@@ -232,6 +264,7 @@ export function createRunService(options: RunServiceOptions): Hono<{ Variables: 
       heartbeatMs,
       finalState: async () => (await runs.get(record.runId)) ?? record,
       ended: record.status === 'ended',
+      beforeRunEnd: (signal) => recordCaughtUp(runs, record.runId, clock, signal),
     });
   });
 

@@ -19,6 +19,12 @@ export interface TraceEventStreamOptions {
    * expired before the record would otherwise keep the client waiting for an end that never comes.
    */
   ended?: boolean;
+  /**
+   * Awaited before a `run-end` event is sent. A worker appends a run's last events before it
+   * writes the record (parks it for approval, or ends it): the service waits here until the record
+   * has caught up, so a client that saw the pause finds `pendingApprovals` when it asks.
+   */
+  beforeRunEnd?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** The run's events after `afterSeq` as the log holds them now, a page at a time. */
@@ -73,6 +79,9 @@ export function streamTraceEvents(c: Context, options: TraceEventStreamOptions):
         if (controller.signal.aborted || stream.aborted) break;
         if (event.seq <= lastSeq) continue;
         lastSeq = event.seq;
+        if (event.type === 'run-end' && options.beforeRunEnd)
+          await send(options.beforeRunEnd(controller.signal));
+        if (controller.signal.aborted || stream.aborted) break;
         await send(stream.writeSSE({ event: 'trace', id: String(event.seq), data: JSON.stringify(event) }));
       }
       if (!controller.signal.aborted && !stream.aborted)
