@@ -570,7 +570,7 @@ describe('GET /runs/:id/events (Server-Sent Events)', () => {
         ...record('run_a', 'ana', 'awaiting_approval'),
         pendingApprovals: [
           { approvalId, callId: 'call_1', tool: 'refund', input: {}, effect: 'write', cause: 'confirm' },
-        ] as unknown as RunRecord['pendingApprovals'],
+        ] as unknown as NonNullable<RunRecord['pendingApprovals']>,
       });
       clock.advance(200);
       await next;
@@ -582,6 +582,16 @@ describe('GET /runs/:id/events (Server-Sent Events)', () => {
       await flush();
       expect(pending()).toBe(true);
       stores.records.set('run_a', { ...record('run_a', 'ana', 'running'), attempts: 2 });
+      clock.advance(10);
+      await next;
+      expect(pause()).toMatchObject({ event: 'trace', id: '1' });
+    });
+
+    it('sent at once when the log has moved past it (a client replaying an old pause of a resumed run)', async () => {
+      const { stores, clock, next, pending, pause } = await following();
+      await flush();
+      expect(pending()).toBe(true);
+      await stores.events.append('run_a', [stepStart('run_a', 2)]);
       clock.advance(10);
       await next;
       expect(pause()).toMatchObject({ event: 'trace', id: '1' });

@@ -22,21 +22,29 @@ import { isSafeAssetPath, type ViewerAssets } from './viewer-assets.js';
 const recordCatchUpMs = 5_000;
 
 /**
- * Resolves once the run's record has caught up with a `run-end` the trace just showed: it is no
- * longer `running`, or a worker has started the run again since (a verdict resumed it). A worker
- * appends a run's last events before it parks or ends the record, so without this wait a client
- * that saw the pause could read a record still `running`, with no `pendingApprovals`. A worker
- * that died between the two writes leaves the record running until the queue redelivers the run:
- * after {@link recordCatchUpMs} the event is sent anyway.
+ * Resolves once the run's record has caught up with the `run-end` at `seq` the trace just showed:
+ * the record is no longer `running`, or the run has moved on (a verdict started it again: a later
+ * attempt, or events after this `run-end` in the log, as when a client replays an old pause). A
+ * worker appends a run's last events before it parks or ends the record, so without this wait a
+ * client that saw the pause could read a record still `running`, with no `pendingApprovals`. A
+ * worker that died between the two writes leaves the record running until the queue redelivers
+ * the run: after {@link recordCatchUpMs} the event is sent anyway.
  */
 async function recordCaughtUp(
   runs: RunRegistry,
+  events: RunEventLog,
   runId: string,
+  seq: number,
   clock: Clock,
   signal: AbortSignal,
 ): Promise<void> {
-  const first = await runs.get(runId);
-  if (first === undefined || first.status !== 'running') return;
+  // The record's attempt while it is still behind the run-end; undefined once it has caught up.
+  const behind = async (): Promise<number | undefined> => {
+    const [record, after] = await Promise.all([runs.get(runId), events.read(runId, seq, 1)]);
+    return record?.status === 'running' && after.length === 0 ? record.attempts : undefined;
+  };
+  const attempt = await behind();
+  if (attempt === undefined) return;
   const deadline = clock.now() + recordCatchUpMs;
   for (let delay = 5; clock.now() < deadline; delay = Math.min(delay * 2, 200)) {
     try {
@@ -44,8 +52,8 @@ async function recordCaughtUp(
     } catch {
       return;
     }
-    const record = await runs.get(runId);
-    if (record === undefined || record.status !== 'running' || record.attempts !== first.attempts) return;
+    const now = await behind();
+    if (now === undefined || now !== attempt) return;
   }
 }
 
@@ -264,7 +272,7 @@ export function createRunService(options: RunServiceOptions): Hono<{ Variables: 
       heartbeatMs,
       finalState: async () => (await runs.get(record.runId)) ?? record,
       ended: record.status === 'ended',
-      beforeRunEnd: (signal) => recordCaughtUp(runs, record.runId, clock, signal),
+      beforeRunEnd: (seq, signal) => recordCaughtUp(runs, events, record.runId, seq, clock, signal),
     });
   });
 

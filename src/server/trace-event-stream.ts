@@ -24,7 +24,7 @@ export interface TraceEventStreamOptions {
    * writes the record (parks it for approval, or ends it): the service waits here until the record
    * has caught up, so a client that saw the pause finds `pendingApprovals` when it asks.
    */
-  beforeRunEnd?: (signal: AbortSignal) => Promise<void>;
+  beforeRunEnd?: (seq: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** The run's events after `afterSeq` as the log holds them now, a page at a time. */
@@ -80,7 +80,7 @@ export function streamTraceEvents(c: Context, options: TraceEventStreamOptions):
         if (event.seq <= lastSeq) continue;
         lastSeq = event.seq;
         if (event.type === 'run-end' && options.beforeRunEnd)
-          await send(options.beforeRunEnd(controller.signal));
+          await send(options.beforeRunEnd(event.seq, controller.signal));
         if (controller.signal.aborted || stream.aborted) break;
         await send(stream.writeSSE({ event: 'trace', id: String(event.seq), data: JSON.stringify(event) }));
       }
