@@ -82,7 +82,15 @@ function shown(tool: AnyTool, output: unknown, serialized: string, options: Sizi
  * the boundary visible.
  */
 export function delimitUntrusted(tool: string, text: string): string {
-  return `<tool-output tool="${tool}" trust="untrusted">\n${text.replace(/<\/?tool-output/gi, (tag) => tag.replace('<', '&lt;'))}\n</tool-output>`;
+  // Joined, not concatenated: a template literal makes a tree of cons strings (five nodes) that the
+  // transcript then keeps for the whole run; join gives one flat string.
+  return [
+    '<tool-output tool="',
+    tool,
+    '" trust="untrusted">\n',
+    text.replace(/<\/?tool-output/gi, (tag) => tag.replace('<', '&lt;')),
+    '\n</tool-output>',
+  ].join('');
 }
 
 /** Whether `text` is wrapped by {@link delimitUntrusted}. */

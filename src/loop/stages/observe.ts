@@ -77,18 +77,19 @@ export function observe(
 ): Outcome | undefined | Promise<Outcome | undefined> {
   const { setup, trace } = state;
   record(state, step, calls, settlements, thought);
-  const content: ToolResultBlock[] = [];
-  for (let index = 0; index < calls.length; index++) {
+  // Sized once (map), not grown by push: the transcript keeps this array for the rest of the run,
+  // and a pushed-to array keeps a backing store of 17 slots for one result.
+  const content = calls.map((call, index): ToolResultBlock => {
     const settlement = settlements[index] as CallSettlement;
     const block: ToolResultBlock = {
       type: 'tool_result',
-      toolUseId: (calls[index] as ToolUseBlock).id,
+      toolUseId: call.id,
       content: settlement.content,
       isError: settlement.isError,
     };
     if (settlement.attachments) block.attachments = settlement.attachments;
-    content.push(block);
-  }
+    return block;
+  });
   const results: UserMessage = { role: 'user', content };
   state.messages.push(results);
   state.contextTokens += setup.counter.message(results);
