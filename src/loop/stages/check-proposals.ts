@@ -27,7 +27,9 @@ function checkRepeats(
   if (repeats) {
     for (let index = from; index < proposed.length; index++) {
       const { call, canonical } = proposed[index] as ProposedCall;
-      const check = repeats.checkKey(`${call.name}:${canonical}`);
+      // Joined, not concatenated: the detector keeps every distinct key for the run, and a
+      // concatenation stays a tree of cons strings beside the flat copy the map's hashing makes.
+      const check = repeats.checkKey([call.name, ':', canonical].join(''));
       const looped: Outcome | undefined = check.repeated
         ? {
             kind: 'looped',
