@@ -24,14 +24,23 @@ function projection(state: LoopState, nextPrefill: number, next: Model | undefin
   return { usd: (nextPrefill * resolved.price.inputUsdPerMillionTokens) / 1_000_000, unpriced: undefined };
 }
 
-/** Readings being gathered, and the budget of each spend reading that failed unpriced. */
+/** How many budgets a check reads at most: context, billed tokens, spend, account spend, wall clock. */
+const budgetCount = 5;
+
+/**
+ * Readings being gathered, and the budget of each spend reading that failed unpriced. `readings`
+ * is made with room for every budget there is and cut to `count` at the end: a `budget-check`
+ * event keeps it for as long as the trace is held, and an array grown by `push` from empty keeps a
+ * backing store of 17 slots.
+ */
 interface Gathered {
   readings: BudgetReading[];
+  count: number;
   unpriced: { budget: BudgetReading['budget']; model: string }[] | undefined;
 }
 
 function read(into: Gathered, budget: BudgetReading['budget'], limit: number | null, actual: number): void {
-  if (limit !== null) into.readings.push({ budget, limit, actual, ok: actual <= limit });
+  if (limit !== null) into.readings[into.count++] = { budget, limit, actual, ok: actual <= limit };
 }
 
 /** A spend reading: the projection added, or failed outright when the next call is unpriced. */
@@ -46,7 +55,7 @@ function readSpend(
     read(into, budget, limit, spent + next.usd);
     return;
   }
-  into.readings.push({ budget, limit, actual: spent, ok: false });
+  into.readings[into.count++] = { budget, limit, actual: spent, ok: false };
   into.unpriced ??= [];
   into.unpriced.push({ budget, model: next.unpriced });
 }
@@ -68,7 +77,7 @@ export function checkBudgets(
   next?: Model,
 ): Outcome | undefined | Promise<Outcome | undefined> {
   const { limits, accountSpend } = state.setup;
-  const into: Gathered = { readings: [], unpriced: undefined };
+  const into: Gathered = { readings: new Array<BudgetReading>(budgetCount), count: 0, unpriced: undefined };
   // With a context policy the next window is sized by the policy before the call; after the results
   // the transcript's growth is not what the next call will send.
   if (phase !== 'after-results' || state.window === undefined)
@@ -126,14 +135,15 @@ function concluded(
   const now = clock.now();
   if (limits.maxWallMs !== null) {
     const elapsed = now - state.startedAt;
-    readings.push({
+    readings[into.count++] = {
       budget: 'wall_ms',
       limit: limits.maxWallMs,
       actual: elapsed,
       ok: elapsed < limits.maxWallMs,
-    });
+    };
   }
-  if (readings.length === 0) return undefined;
+  if (into.count === 0) return undefined;
+  readings.length = into.count;
   let failed: BudgetReading | undefined;
   for (const reading of readings)
     if (!reading.ok) {
