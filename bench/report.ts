@@ -219,9 +219,7 @@ function bars(): Bar[] {
     bar(
       'eval harness: runEval ÷ the same 1,000 trials keeping the same traces, 4 in flight',
       results.eval?.overheadVsKept,
-      results.eval
-        ? `+${fixed(results.eval.overheadVsKept * 100)} % (+${fixed(results.eval.overheadVsBare * 100)} % over runs that keep no trace)`
-        : '—',
+      results.eval ? evalBarText(results.eval) : '—',
       '≤ 5 %',
       (v) => v <= 0.05,
       'eval',
@@ -677,42 +675,100 @@ function injectionTable(): string {
   );
 }
 
+const signedPercent = (value: number | undefined) =>
+  value === undefined || !Number.isFinite(value)
+    ? '—'
+    : `${value >= 0 ? '+' : '−'}${fixed(Math.abs(value) * 100)} %`;
+const intervalText = (interval: [number, number] | undefined) =>
+  interval ? `95 % CI ${signedPercent(interval[0])}…${signedPercent(interval[1])}` : undefined;
+
+/** The eval bar's figure: warm wall time, with its interval and the CPU figures where the results have them. */
+function evalBarText(data: Json): string {
+  const within = intervalText(data.overheadVsKeptInterval);
+  const cpu = data.cpu?.overheadVsKept?.median;
+  const thread = data.mainThreadCpu?.overheadVsKept?.median;
+  const beside = [
+    within,
+    cpu === undefined ? undefined : `CPU ${signedPercent(cpu)}`,
+    thread === undefined ? undefined : `main thread ${signedPercent(thread)}`,
+    `${signedPercent(data.overheadVsBare)} over runs that keep no trace`,
+  ].filter((part) => part !== undefined);
+  return `${signedPercent(data.overheadVsKept)} (${beside.join('; ')})`;
+}
+
 function evalTable(): string {
   const data = results.eval;
   if (!data) return '_No results: run `npm run bench -- --only eval`._';
-  return table(
-    ['contender', `${data.trials.toLocaleString('en-US')} trials (ms, median)`, 'min–max', '× bare'],
+  const range = (name: string) =>
+    data.samples[name]
+      ? `${fixed(Math.min(...data.samples[name]))}–${fixed(Math.max(...data.samples[name]))}`
+      : '—';
+  const cpuOf = (field: string) => (data.cpu ? fixed(data.cpu[field]) : '—');
+  const threadOf = (field: string) =>
+    data.mainThreadCpu?.[field] === undefined || data.mainThreadCpu[field] === null
+      ? '—'
+      : fixed(data.mainThreadCpu[field]);
+  const coldOf = (name: string) => (data.coldMs?.[name] === undefined ? '—' : fixed(data.coldMs[name]));
+  const rows: string[][] = [
     [
-      [
-        'bare `runAgent` pool',
-        fixed(data.bareMs),
-        `${fixed(Math.min(...data.samples.bare))}–${fixed(Math.max(...data.samples.bare))}`,
-        '1.00×',
-      ],
-      [
-        'bare pool + memory trace per run, dropped after the run',
-        fixed(data.bareWithTraceMs),
-        `${fixed(Math.min(...data.samples['bare+trace']))}–${fixed(Math.max(...data.samples['bare+trace']))}`,
-        ratio(data.bareWithTraceMs / data.bareMs),
-      ],
-      ...(data.samples['bare+kept']
-        ? [
-            [
-              'bare pool + every trace kept to the end',
-              fixed(data.bareWithKeptTracesMs),
-              `${fixed(Math.min(...data.samples['bare+kept']))}–${fixed(Math.max(...data.samples['bare+kept']))}`,
-              ratio(data.bareWithKeptTracesMs / data.bareMs),
-            ],
-          ]
-        : []),
-      [
-        '`runEval`',
-        fixed(data.runEvalMs),
-        `${fixed(Math.min(...data.samples.runEval))}–${fixed(Math.max(...data.samples.runEval))}`,
-        ratio(data.runEvalMs / data.bareMs),
-      ],
+      'bare `runAgent` pool',
+      fixed(data.bareMs),
+      range('bare'),
+      cpuOf('bareMs'),
+      threadOf('bareMs'),
+      coldOf('bare'),
+      '1.00×',
     ],
-  );
+  ];
+  if (data.bareWithTraceMs !== undefined && data.samples['bare+trace'])
+    rows.push([
+      'bare pool + memory trace per run, dropped after the run',
+      fixed(data.bareWithTraceMs),
+      range('bare+trace'),
+      '—',
+      '—',
+      coldOf('bare+trace'),
+      ratio(data.bareWithTraceMs / data.bareMs),
+    ]);
+  if (data.samples['bare+kept'])
+    rows.push([
+      'bare pool + every trace kept to the end',
+      fixed(data.bareWithKeptTracesMs),
+      range('bare+kept'),
+      cpuOf('bareWithKeptTracesMs'),
+      threadOf('bareWithKeptTracesMs'),
+      coldOf('bare+kept'),
+      ratio(data.bareWithKeptTracesMs / data.bareMs),
+    ]);
+  rows.push([
+    '`runEval`',
+    fixed(data.runEvalMs),
+    range('runEval'),
+    cpuOf('runEvalMs'),
+    threadOf('runEvalMs'),
+    coldOf('runEval'),
+    ratio(data.runEvalMs / data.bareMs),
+  ]);
+  const method =
+    data.timedEvals === undefined
+      ? `Median of ${data.rounds} rounds (each child: one warm-up eval, then the median of 3).`
+      : `${data.rounds} rounds; each child ${data.warmupEvals} warm-up evals, then the median of ${data.timedEvals} timed ones.`;
+  const overheads =
+    data.cpu === undefined
+      ? ''
+      : `\n\n\`runEval\` ÷ the pool keeping every trace (median of the per-round ratios, bootstrap 95 % interval over rounds): wall ${signedPercent(data.overheadVsKept)} (${intervalText(data.overheadVsKeptInterval) ?? '—'}), process CPU ${signedPercent(data.cpu.overheadVsKept?.median)} (${intervalText(data.cpu.overheadVsKept?.interval) ?? '—'}), main-thread CPU ${signedPercent(data.mainThreadCpu?.overheadVsKept?.median)} (${intervalText(data.mainThreadCpu?.overheadVsKept?.interval) ?? '—'}).`;
+  return `${table(
+    [
+      'contender',
+      `${data.trials.toLocaleString('en-US')} trials, ${data.timedEvals === undefined ? '' : 'warm '}wall (ms, median)`,
+      'min–max over rounds',
+      'process CPU (ms)',
+      'main-thread CPU (ms)',
+      'first eval, cold (ms)',
+      '× bare',
+    ],
+    rows,
+  )}\n\n${method}${overheads}`;
 }
 
 function contextTable(): string {
