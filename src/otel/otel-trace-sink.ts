@@ -2,9 +2,12 @@ import {
   type Attributes,
   type Context,
   context,
+  createContextKey,
+  createNoopMeter,
   isSpanContextValid,
   type Meter,
   metrics,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -72,6 +75,11 @@ interface OpenRun {
    * suppressed), so every child span would be a no-op too and the sink skips making them.
    */
   inert: boolean;
+  /**
+   * An inert run whose context no one can read (no context manager registered): the tool wrapper
+   * then calls the tool directly instead of through `context.with`.
+   */
+  direct: boolean;
   requestModel: string;
   provider: string;
   maxOutputTokens: number | null;
@@ -130,7 +138,11 @@ class GenAiTraceSink implements OtelTraceSink {
       throw new ConfigurationError('semconv', `must be 'v1.36' or 'latest', got ${String(this.#semconv)}`);
     this.#providerKey = this.#semconv === 'latest' ? genAi.providerName : genAi.system;
     const meter = options.meter ?? metrics.getMeter('reins');
-    this.#metrics = meter === false ? undefined : new OtelRunMetrics(meter, this.#providerKey);
+    // The API's no-op meter (no MeterProvider registered when the sink was made) stays a no-op: the
+    // metrics API has no proxy that a later registration would wake. Recording into it is work per
+    // step for nothing.
+    this.#metrics =
+      meter === false || isNoopMeter(meter) ? undefined : new OtelRunMetrics(meter, this.#providerKey);
     const capture = options.captureContent ?? false;
     if (capture !== false && !(Number.isInteger(capture.maxChars) && capture.maxChars > 0))
       throw new ConfigurationError('captureContent.maxChars', 'must be a positive integer');
@@ -179,6 +191,7 @@ class GenAiTraceSink implements OtelTraceSink {
   readonly wrapToolExecution: ToolExecutionWrapper = (execute, call) => {
     const run = this.#runs.get(call.runId);
     if (!run) return execute();
+    if (run.direct) return execute();
     if (run.inert) return context.with(run.context, execute);
     const span = this.#tracer.startSpan(
       `${genAiOperation.executeTool} ${call.tool}`,
@@ -222,10 +235,12 @@ class GenAiTraceSink implements OtelTraceSink {
           event.at,
         );
     }
+    const inert = !agent.isRecording() && !isSpanContextValid(agent.spanContext());
     this.#runs.set(event.runId, {
       agent,
       context: trace.setSpan(parent, agent),
-      inert: !agent.isRecording() && !isSpanContextValid(agent.spanContext()),
+      inert,
+      direct: inert && !contextManagerRegistered(),
       requestModel: event.model,
       provider,
       maxOutputTokens: event.limits.maxOutputTokens,
@@ -398,6 +413,28 @@ class GenAiTraceSink implements OtelTraceSink {
     const max = this.#maxChars ?? 0;
     return value.length > max ? `${value.slice(0, max)}…[${value.length - max} more chars]` : value;
   }
+}
+
+const noopMeter = createNoopMeter();
+
+/** Whether `meter` is this API's no-op meter (another copy's is taken for a real one: it records). */
+function isNoopMeter(meter: Meter): boolean {
+  return (
+    meter.createHistogram === noopMeter.createHistogram &&
+    meter.createCounter === noopMeter.createCounter &&
+    meter.createObservableGauge === noopMeter.createObservableGauge
+  );
+}
+
+const probe = ROOT_CONTEXT.setValue(createContextKey('reins.otel.context-probe'), true);
+const probeIsActive = () => context.active() === probe;
+
+/**
+ * Whether a context manager is registered now: the API's no-op one never makes a context active.
+ * Asked once per run (one may be registered after the sink is made).
+ */
+function contextManagerRegistered(): boolean {
+  return context.with(probe, probeIsActive);
 }
 
 /** `gen_ai.response.finish_reasons` values for reins's stop reasons. */
