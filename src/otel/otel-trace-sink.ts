@@ -89,6 +89,11 @@ interface OpenRun {
   inputs: Map<string, unknown> | undefined;
   /** The model a `step-prepare` picked for one step. */
   stepModel: { step: number; model: string } | undefined;
+  /**
+   * The `chat` span's name and attributes for the run's own model, made at the run's first call and
+   * reused (the SDK copies attributes into each span).
+   */
+  chat: { name: string; attributes: Attributes } | undefined;
 }
 
 /**
@@ -130,6 +135,8 @@ class GenAiTraceSink implements OtelTraceSink {
   readonly #controlEvents: ControlEventLevel;
   readonly #providerName: string | undefined;
   readonly #runs = new Map<string, OpenRun>();
+  /** `execute_tool <name>` span names by tool, made once (bounded like the metrics' attribute sets). */
+  readonly #toolSpanNames = new Map<string, string>();
 
   constructor(options: OtelTraceSinkOptions) {
     this.#tracer = options.tracer ?? trace.getTracer('reins');
@@ -194,7 +201,7 @@ class GenAiTraceSink implements OtelTraceSink {
     if (run.direct) return execute();
     if (run.inert) return context.with(run.context, execute);
     const span = this.#tracer.startSpan(
-      `${genAiOperation.executeTool} ${call.tool}`,
+      this.#toolSpanName(call.tool),
       { kind: SpanKind.INTERNAL, startTime: call.startedAt, attributes: this.#toolAttributes(call) },
       run.context,
     );
@@ -247,6 +254,7 @@ class GenAiTraceSink implements OtelTraceSink {
       tools: new Map(),
       inputs: this.#maxChars === undefined ? undefined : new Map(),
       stepModel: undefined,
+      chat: undefined,
     });
   }
 
@@ -278,7 +286,7 @@ class GenAiTraceSink implements OtelTraceSink {
 
   /** Set one by one: an attributes object would be built only for the SDK to walk and copy it. */
   #setResponseAttributes(span: Span, event: ModelResponseEvent, response: ModelResponse): void {
-    span.setAttribute(genAi.responseFinishReasons, [finishReason(response.stopReason)]);
+    span.setAttribute(genAi.responseFinishReasons, finishReasons(response.stopReason));
     span.setAttribute('reins.step', event.step);
     span.setAttribute('reins.cost_usd', event.costUsd);
     span.setAttribute('reins.usage_estimated', event.usageEstimated);
@@ -311,17 +319,32 @@ class GenAiTraceSink implements OtelTraceSink {
   }
 
   #chatSpan(run: OpenRun, requestModel: string, startTime: number): Span {
-    const attributes: Attributes = {
-      [genAi.operationName]: genAiOperation.chat,
-      [this.#providerKey]: run.provider,
-      [genAi.requestModel]: requestModel,
-    };
-    if (run.maxOutputTokens !== null) attributes[genAi.requestMaxTokens] = run.maxOutputTokens;
+    // A step-prepare may switch the model for one step; every other call reuses the run's set.
+    let chat = requestModel === run.requestModel ? run.chat : undefined;
+    if (!chat) {
+      const attributes: Attributes = {
+        [genAi.operationName]: genAiOperation.chat,
+        [this.#providerKey]: run.provider,
+        [genAi.requestModel]: requestModel,
+      };
+      if (run.maxOutputTokens !== null) attributes[genAi.requestMaxTokens] = run.maxOutputTokens;
+      chat = { name: `${genAiOperation.chat} ${requestModel}`, attributes };
+      if (requestModel === run.requestModel) run.chat = chat;
+    }
     return this.#tracer.startSpan(
-      `${genAiOperation.chat} ${requestModel}`,
-      { kind: SpanKind.CLIENT, startTime, attributes },
+      chat.name,
+      { kind: SpanKind.CLIENT, startTime, attributes: chat.attributes },
       run.context,
     );
+  }
+
+  #toolSpanName(tool: string): string {
+    let name = this.#toolSpanNames.get(tool);
+    if (name === undefined) {
+      name = `${genAiOperation.executeTool} ${tool}`;
+      if (this.#toolSpanNames.size < 1_000) this.#toolSpanNames.set(tool, name);
+    }
+    return name;
   }
 
   #toolAttributes(call: Pick<ToolExecutionInfo, 'tool' | 'callId' | 'step'>): Attributes {
@@ -343,7 +366,7 @@ class GenAiTraceSink implements OtelTraceSink {
     if (span) run.tools.delete(event.callId);
     else
       span = this.#tracer.startSpan(
-        `${genAiOperation.executeTool} ${event.tool}`,
+        this.#toolSpanName(event.tool),
         {
           kind: SpanKind.INTERNAL,
           startTime: event.at - event.durationMs,
@@ -453,6 +476,21 @@ function finishReason(stopReason: ModelResponse['stopReason']): string {
     default:
       return stopReason;
   }
+}
+
+const finishReasonLists = new Map<string, string[]>();
+
+/**
+ * `[finishReason(stopReason)]`, one array per reason for the process: the SDK copies an array
+ * attribute into the span, so a shared one is safe and a step need not make its own.
+ */
+function finishReasons(stopReason: ModelResponse['stopReason']): string[] {
+  let list = finishReasonLists.get(stopReason);
+  if (list === undefined) {
+    list = [finishReason(stopReason)];
+    if (finishReasonLists.size < 100) finishReasonLists.set(stopReason, list);
+  }
+  return list;
 }
 
 /** A `gen_ai.provider.name` from a model id, or `_OTHER` as the conventions ask. */
