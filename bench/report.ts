@@ -243,6 +243,11 @@ function otelBars(): Bar[] {
   const batch = row('otel-sdk-batch');
   const overhead = (value: number | undefined) =>
     value === undefined ? '—' : `${value >= 0 ? '+' : ''}${fixed(value * 100)} % CPU`;
+  // Where the results have the SDK floor, the SDK rows say how much of their overhead is reins/otel's own.
+  const withOwn = (entry: Json) =>
+    entry?.ownCpuOverhead === undefined
+      ? overhead(entry?.cpuOverhead)
+      : `${overhead(entry.cpuOverhead)} (SDK floor ${fixed(row(entry.floor)?.cpuOverhead * 100)} %, reins/otel's own ${signedPercent(entry.ownCpuOverhead)})`;
   return [
     bar(
       'reins/otel, no-op API, 50 steps: overhead',
@@ -255,7 +260,7 @@ function otelBars(): Bar[] {
     bar(
       'reins/otel, SDK + in-memory exporter (simple processor), 50 steps: overhead',
       sdk?.cpuOverhead,
-      overhead(sdk?.cpuOverhead),
+      withOwn(sdk),
       '≤ 15 %',
       (v) => v <= 0.15,
       'otel',
@@ -263,7 +268,7 @@ function otelBars(): Bar[] {
     bar(
       'same, batch processor: overhead',
       batch?.cpuOverhead,
-      overhead(batch?.cpuOverhead),
+      withOwn(batch),
       '≤ 15 %',
       (v) => v <= 0.15,
       'otel',
@@ -273,16 +278,31 @@ function otelBars(): Bar[] {
 
 function otelTable(): string {
   if (!results.otel) return '_No results: run `npm run bench -- --only otel`._';
+  const floorRow = (name: string) => name === 'sdk-floor' || name === 'sdk-floor-batch';
   return table(
-    ['contender', 'wall µs/step', 'CPU µs/step', 'overhead, wall', 'overhead, CPU', 'wall min–max'],
+    [
+      'contender',
+      'wall µs/step',
+      'CPU µs/step',
+      'overhead, wall',
+      'overhead, CPU',
+      "reins/otel's own, CPU (over the SDK floor)",
+      'wall min–max',
+    ],
     results.otel.rows.map((row: Json) => {
       const walls = (row.samples ?? []).map((sample: Json) => sample.usPerStep);
+      // A floor row's figures are shares of a reins step (what the SDK alone would add), not overheads.
+      const share = (value: number) =>
+        floorRow(row.contender) ? `${fixed(value * 100)} % of a step` : percent(value);
       return [
         row.label,
         fixed(row.usPerStep),
         fixed(row.cpuUsPerStep),
-        row.contender === 'baseline' ? '' : percent(row.wallOverhead),
-        row.contender === 'baseline' ? '' : percent(row.cpuOverhead),
+        row.contender === 'baseline' ? '' : share(row.wallOverhead),
+        row.contender === 'baseline' ? '' : share(row.cpuOverhead),
+        row.ownCpuOverhead === undefined
+          ? ''
+          : `${fixed(row.ownCpuUsPerStep)} µs/step (${signedPercent(row.ownCpuOverhead)})`,
         walls.length > 0 ? `${fixed(Math.min(...walls))}–${fixed(Math.max(...walls))}` : '—',
       ];
     }),
