@@ -1,12 +1,13 @@
 /**
  * What the eval harness adds to the wall time of the trials it runs: 1,000 scripted trials (100
  * cases × 10 trials, each a 4-step run with a tool call per step and a 0-latency scripted model),
- * 4 in flight, run two ways:
+ * 4 in flight, run these ways:
  *
  *   bare        what a user would write without the harness: the same agent configurations (same
  *               seeds), `runAgent` in a pool of 4, the same predicate, no trace
- *   bare+trace  the same, each run writing a memory trace that is dropped after the run
- *   bare+kept   the same, every run's trace kept to the end, as the harness keeps them
+ *   bare+trace  the same, each run writing its trace to an array that is dropped after the run
+ *   bare+kept   the same, every run's trace kept to the end, as the harness keeps them (with the
+ *               same kind of sink as the harness: one that only appends to an array)
  *   runEval     `runEval(suite, { trials: 10, concurrency: 4 })`: every trace kept, trajectories,
  *               failure classes, the report with its intervals
  *
@@ -33,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { EvalSuite } from '../dist/eval/index.js';
 import { runEval, trialSeed } from '../dist/eval/index.js';
-import { memoryTraceSink, runAgent } from '../dist/index.js';
+import { runAgent, type TraceEvent } from '../dist/index.js';
 import { scriptedModel, seededRandom } from '../dist/testing/index.js';
 import { defineTool } from '../dist/tools/index.js';
 import { benchMeta, bootstrapInterval, mainThreadCpuMs, median, option } from './stats.js';
@@ -110,12 +111,15 @@ async function bare(keepTrace = false, retain = false): Promise<number> {
         world: undefined,
         case: built.cases[0] as (typeof built.cases)[number],
       });
-      const sink = keepTrace ? memoryTraceSink() : undefined;
+      // A sink that only appends, as runEval's is: a MemoryTraceSink also answers nextSeq, which
+      // sends every run through a look-up at its start that runEval's runs do not make.
+      const events: TraceEvent[] = [];
+      const sink = keepTrace ? { write: (event: TraceEvent) => void events.push(event) } : undefined;
       const result = await runAgent(
         sink ? { ...config, input: next.input, trace: sink } : { ...config, input: next.input },
       );
       // Kept to the end, as runEval keeps every trial's trace: the heap the collector walks is the same.
-      if (sink && retain) kept.push(sink.events);
+      if (sink && retain) kept.push(events);
       const text = result.outcome.kind === 'answered' ? result.outcome.text : undefined;
       const verdict = await next.expect({
         caseId: next.caseId,
