@@ -1,22 +1,32 @@
 /**
  * What the eval harness adds to the wall time of the trials it runs: 1,000 scripted trials (100
  * cases × 10 trials, each a 4-step run with a tool call per step and a 0-latency scripted model),
- * 4 in flight, run two ways:
+ * 4 in flight, run these ways:
  *
  *   bare        what a user would write without the harness: the same agent configurations (same
  *               seeds), `runAgent` in a pool of 4, the same predicate, no trace
- *   bare+trace  the same, each run writing a memory trace that is dropped after the run
- *   bare+kept   the same, every run's trace kept to the end, as the harness keeps them
+ *   bare+trace  the same, each run writing its trace to an array that is dropped after the run
+ *   bare+kept   the same, every run's trace kept to the end, as the harness keeps them (with the
+ *               same kind of sink as the harness: one that only appends to an array)
  *   runEval     `runEval(suite, { trials: 10, concurrency: 4 })`: every trace kept, trajectories,
  *               failure classes, the report with its intervals
  *
  * The bar (≤ 5 %) is runEval against bare+kept: the same runs keeping the same traces, so what is
- * left is the harness's own work. What keeping traces costs is shown beside it.
+ * left is the harness's own work. What keeping traces costs is shown beside it. The bare pool builds
+ * each run's options with a spread, as a user would; runEval uses Object.assign, because there the
+ * spread made the options megamorphic (-15 % for runEval). The same change in the bare pool moved
+ * its main-thread CPU by +1.8 % (6 interleaved pairs, noise), so the baseline is not held back by it.
  *
- * Each contender runs in a child process of its own, rounds interleaved and rotated, median of
- * the rounds (each child: one warm-up eval, then the median of 3 timed ones). Imports dist/.
+ * Each contender runs in a child process of its own per round, rounds interleaved with the order
+ * rotated. A child runs `--warmup` evals (15) so the JIT has settled, then times `--timed` evals
+ * (15) and reports their medians: wall time, the process's CPU time (the collector's and the
+ * compiler's threads too) and the main thread's CPU time (Linux). Each figure is the median over
+ * rounds; a ratio is the median of the per-round ratios (the contenders of a round ran minutes
+ * apart at most, under the same load), with a bootstrap 95 % interval over rounds. Imports dist/.
  *
- *   npm run bench:eval     (or: npx tsx bench/eval-harness.ts [--rounds 5] [--cases 100] [--trials 10] [--json FILE])
+ *   npm run bench:eval     (or: npx tsx bench/eval-harness.ts [--rounds 7] [--warmup 15] [--timed 15]
+ *                           [--cases 100] [--trials 10] [--contenders bare,bare+kept,runEval,bare+trace]
+ *                           [--json FILE])
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -24,12 +34,14 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { EvalSuite } from '../dist/eval/index.js';
 import { runEval, trialSeed } from '../dist/eval/index.js';
-import { memoryTraceSink, runAgent } from '../dist/index.js';
+import { runAgent, type TraceEvent } from '../dist/index.js';
 import { scriptedModel, seededRandom } from '../dist/testing/index.js';
 import { defineTool } from '../dist/tools/index.js';
-import { benchMeta, median, option } from './stats.js';
+import { benchMeta, bootstrapInterval, mainThreadCpuMs, median, option } from './stats.js';
 
-const rounds = Number(option('rounds') ?? 5);
+const rounds = Number(option('rounds') ?? 7);
+const warmupEvals = Number(option('warmup') ?? 15);
+const timedEvals = Number(option('timed') ?? 15);
 const caseCount = Number(option('cases') ?? 100);
 const trials = Number(option('trials') ?? 10);
 const concurrency = 4;
@@ -99,12 +111,15 @@ async function bare(keepTrace = false, retain = false): Promise<number> {
         world: undefined,
         case: built.cases[0] as (typeof built.cases)[number],
       });
-      const sink = keepTrace ? memoryTraceSink() : undefined;
+      // A sink that only appends, as runEval's is: a MemoryTraceSink also answers nextSeq, which
+      // sends every run through a look-up at its start that runEval's runs do not make.
+      const events: TraceEvent[] = [];
+      const sink = keepTrace ? { write: (event: TraceEvent) => void events.push(event) } : undefined;
       const result = await runAgent(
         sink ? { ...config, input: next.input, trace: sink } : { ...config, input: next.input },
       );
       // Kept to the end, as runEval keeps every trial's trace: the heap the collector walks is the same.
-      if (sink && retain) kept.push(sink.events);
+      if (sink && retain) kept.push(events);
       const text = result.outcome.kind === 'answered' ? result.outcome.text : undefined;
       const verdict = await next.expect({
         caseId: next.caseId,
@@ -134,31 +149,61 @@ const contenders: Record<string, () => Promise<number>> = {
   runEval: harness,
 };
 
+/** What one child reports: the medians of its timed evals, and its first (cold) eval. */
+interface ChildFigures {
+  contender: string;
+  wallMs: number;
+  cpuMs: number;
+  threadCpuMs: number | null;
+  coldWallMs: number;
+  passes: number;
+}
+
 const child = option('child');
 if (child !== undefined) {
   const run = contenders[child];
   if (!run) throw new Error(`no contender ${child}`);
-  const passes = await run(); // warm-up
-  const times: number[] = [];
+  let passes: number | undefined;
+  let coldWallMs = 0;
+  const wall: number[] = [];
   const cpu: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const started = performance.now();
+  const thread: number[] = [];
+  for (let i = 0; i < warmupEvals + timedEvals; i++) {
+    const threadStarted = mainThreadCpuMs();
     const cpuStarted = process.cpuUsage();
+    const started = performance.now();
     const again = await run();
-    times.push(performance.now() - started);
+    const wallMs = performance.now() - started;
     const used = process.cpuUsage(cpuStarted);
+    const threadEnded = mainThreadCpuMs();
+    if (passes === undefined) {
+      passes = again;
+      coldWallMs = wallMs;
+    } else if (again !== passes)
+      throw new Error(`${child}: ${passes} passes, then ${again}: not the same trials`);
+    if (i < warmupEvals) continue;
+    wall.push(wallMs);
     cpu.push((used.user + used.system) / 1_000);
-    if (again !== passes) throw new Error(`${child}: ${again} passes, then ${passes}: not the same trials`);
+    if (threadStarted !== undefined && threadEnded !== undefined) thread.push(threadEnded - threadStarted);
   }
-  process.stdout.write(
-    `${JSON.stringify({ contender: child, ms: median(times), cpuMs: median(cpu), passes })}\n`,
-  );
+  const figures: ChildFigures = {
+    contender: child,
+    wallMs: median(wall),
+    cpuMs: median(cpu),
+    threadCpuMs: thread.length > 0 ? median(thread) : null,
+    coldWallMs,
+    passes: passes ?? 0,
+  };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
   process.exit(0);
 }
 
-const names = Object.keys(contenders);
-const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-const passesOf: Record<string, number> = {};
+const names = (option('contenders') ?? 'bare,bare+kept,runEval').split(',');
+for (const name of names) if (!contenders[name]) throw new Error(`no contender ${name}`);
+for (const needed of ['bare', 'bare+kept', 'runEval'])
+  if (!names.includes(needed)) throw new Error(`--contenders must include ${needed}`);
+const byRound: Record<string, ChildFigures[]> = Object.fromEntries(names.map((name) => [name, []]));
+const benchStarted = performance.now();
 for (let round = 0; round < rounds; round++) {
   const order = names.map((_, i) => names[(i + round) % names.length] as string);
   for (const name of order) {
@@ -174,50 +219,103 @@ for (let round = 0; round < rounds; round++) {
         String(caseCount),
         '--trials',
         String(trials),
+        '--warmup',
+        String(warmupEvals),
+        '--timed',
+        String(timedEvals),
       ],
       { encoding: 'utf8' },
     );
-    const line = JSON.parse(out.trim().split('\n').pop() as string) as { ms: number; passes: number };
-    samples[name]?.push(line.ms);
-    passesOf[name] = line.passes;
-    process.stderr.write(`  round ${round + 1}/${rounds} ${name}: ${line.ms.toFixed(1)} ms\n`);
+    const line = JSON.parse(out.trim().split('\n').pop() as string) as ChildFigures;
+    byRound[name]?.push(line);
+    process.stderr.write(
+      `  round ${round + 1}/${rounds} ${name.padEnd(10)} wall ${line.wallMs.toFixed(1)} ms, cpu ${line.cpuMs.toFixed(1)} ms, main thread ${line.threadCpuMs?.toFixed(1) ?? '—'} ms (cold ${line.coldWallMs.toFixed(1)} ms)\n`,
+    );
   }
 }
-if (passesOf.bare !== passesOf.runEval)
-  throw new Error(
-    `the contenders disagree on the trials: bare ${passesOf.bare} passes, runEval ${passesOf.runEval}`,
+const passesOf = (name: string) => byRound[name]?.[0]?.passes;
+for (const name of names)
+  if (passesOf(name) !== passesOf('runEval'))
+    throw new Error(
+      `the contenders disagree on the trials: ${name} ${passesOf(name)} passes, runEval ${passesOf('runEval')}`,
+    );
+
+type Measure = 'wallMs' | 'cpuMs' | 'threadCpuMs' | 'coldWallMs';
+const series = (name: string, measure: Measure): number[] =>
+  (byRound[name] ?? []).map((line) => line[measure]).filter((value): value is number => value !== null);
+const medianOf = (name: string, measure: Measure) => median(series(name, measure));
+/** runEval over a baseline: the median of the per-round ratios less 1, with its bootstrap interval. */
+function overhead(baseline: string, measure: Measure): { median: number; interval: [number, number] } | null {
+  const ratios = series('runEval', measure).map(
+    (value, round) => value / (series(baseline, measure)[round] as number),
   );
-const bareMs = median(samples.bare as number[]);
-const evalMs = median(samples.runEval as number[]);
-const tracedMs = median(samples['bare+trace'] as number[]);
-const keptMs = median(samples['bare+kept'] as number[]);
+  if (ratios.length === 0 || ratios.some((ratio) => !Number.isFinite(ratio))) return null;
+  const [low, high] = bootstrapInterval(ratios);
+  return { median: median(ratios) - 1, interval: [low - 1, high - 1] };
+}
+const vsKept = overhead('bare+kept', 'wallMs');
+const vsBare = overhead('bare', 'wallMs');
 const figures = {
   trials: caseCount * trials,
   concurrency,
   stepsPerTrial: steps,
   rounds,
-  bareMs,
-  runEvalMs: evalMs,
-  bareWithTraceMs: tracedMs,
-  bareWithKeptTracesMs: keptMs,
+  warmupEvals,
+  timedEvals,
+  /** Warm wall time, ms: the median over rounds of each child's median over its timed evals. */
+  bareMs: medianOf('bare', 'wallMs'),
+  runEvalMs: medianOf('runEval', 'wallMs'),
+  bareWithKeptTracesMs: medianOf('bare+kept', 'wallMs'),
+  ...(names.includes('bare+trace') ? { bareWithTraceMs: medianOf('bare+trace', 'wallMs') } : {}),
   /** What the harness adds over the same runs keeping the same traces to the end: the bar (≤ 5 %). */
-  overheadVsKept: evalMs / keptMs - 1,
-  /** Over runs that write a trace and drop it. */
-  overheadVsTraced: evalMs / tracedMs - 1,
+  overheadVsKept: vsKept?.median,
+  overheadVsKeptInterval: vsKept?.interval,
   /** What the harness and its traces add over runs that keep nothing. */
-  overheadVsBare: evalMs / bareMs - 1,
-  samples,
-  passes: passesOf.runEval,
-  meta: benchMeta(),
+  overheadVsBare: vsBare?.median,
+  overheadVsBareInterval: vsBare?.interval,
+  /** The same by the process's CPU time, and by the main thread's (null where not measurable). */
+  cpu: {
+    bareMs: medianOf('bare', 'cpuMs'),
+    runEvalMs: medianOf('runEval', 'cpuMs'),
+    bareWithKeptTracesMs: medianOf('bare+kept', 'cpuMs'),
+    overheadVsKept: overhead('bare+kept', 'cpuMs'),
+  },
+  mainThreadCpu: {
+    bareMs: series('bare', 'threadCpuMs').length > 0 ? medianOf('bare', 'threadCpuMs') : null,
+    runEvalMs: series('runEval', 'threadCpuMs').length > 0 ? medianOf('runEval', 'threadCpuMs') : null,
+    bareWithKeptTracesMs:
+      series('bare+kept', 'threadCpuMs').length > 0 ? medianOf('bare+kept', 'threadCpuMs') : null,
+    overheadVsKept: overhead('bare+kept', 'threadCpuMs'),
+  },
+  /** Each child's first eval (cold: the JIT not yet warm), median over rounds. */
+  coldMs: Object.fromEntries(names.map((name) => [name, medianOf(name, 'coldWallMs')])),
+  /** Warm wall time per round, ms. */
+  samples: Object.fromEntries(names.map((name) => [name, series(name, 'wallMs')])),
+  passes: passesOf('runEval'),
+  meta: benchMeta({ benchSeconds: Math.round((performance.now() - benchStarted) / 1_000) }),
 };
+const signed = (value: number | undefined) =>
+  value === undefined ? '—' : `${value >= 0 ? '+' : '−'}${Math.abs(value * 100).toFixed(1)} %`;
+const within = (interval: [number, number] | undefined) =>
+  interval ? `95 % CI ${signed(interval[0])}…${signed(interval[1])}` : '';
 console.log(
-  `\nEval harness overhead: ${figures.trials.toLocaleString('en-US')} scripted trials, ${concurrency} in flight (median of ${rounds} rounds, a child process per contender and round)`,
+  `\nEval harness overhead: ${figures.trials.toLocaleString('en-US')} scripted trials, ${concurrency} in flight (${rounds} rounds, a child process per contender and round, ${warmupEvals} warm-up + median of ${timedEvals} timed evals each)`,
 );
-console.log(`  bare runAgent pool  ${bareMs.toFixed(1)} ms`);
-console.log(`  bare + memory trace ${tracedMs.toFixed(1)} ms   ${(tracedMs / bareMs).toFixed(3)}× bare`);
-console.log(`  bare + traces kept  ${keptMs.toFixed(1)} ms   ${(keptMs / bareMs).toFixed(3)}× bare`);
 console.log(
-  `  runEval             ${evalMs.toFixed(1)} ms   ${(evalMs / keptMs).toFixed(3)}× bare + traces kept (+${(figures.overheadVsKept * 100).toFixed(1)} %), ${(evalMs / bareMs).toFixed(3)}× bare (+${(figures.overheadVsBare * 100).toFixed(1)} %)`,
+  `  bare runAgent pool  ${figures.bareMs.toFixed(1)} ms wall, ${figures.cpu.bareMs.toFixed(1)} ms CPU`,
 );
+if (figures.bareWithTraceMs !== undefined)
+  console.log(`  bare + memory trace ${figures.bareWithTraceMs.toFixed(1)} ms wall`);
+console.log(
+  `  bare + traces kept  ${figures.bareWithKeptTracesMs.toFixed(1)} ms wall, ${figures.cpu.bareWithKeptTracesMs.toFixed(1)} ms CPU`,
+);
+console.log(
+  `  runEval             ${figures.runEvalMs.toFixed(1)} ms wall, ${figures.cpu.runEvalMs.toFixed(1)} ms CPU`,
+);
+console.log(
+  `  runEval ÷ bare + traces kept: wall ${signed(vsKept?.median)} (${within(vsKept?.interval)}), CPU ${signed(figures.cpu.overheadVsKept?.median)} (${within(figures.cpu.overheadVsKept?.interval)}), main thread ${signed(figures.mainThreadCpu.overheadVsKept?.median)} (${within(figures.mainThreadCpu.overheadVsKept?.interval)})`,
+);
+console.log(`  runEval ÷ bare: wall ${signed(vsBare?.median)} (${within(vsBare?.interval)})`);
+console.log(`  (${figures.meta.benchSeconds} s)`);
 const out = option('json');
 if (out) writeFileSync(out, `${JSON.stringify(figures, null, 2)}\n`);

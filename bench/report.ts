@@ -219,9 +219,7 @@ function bars(): Bar[] {
     bar(
       'eval harness: runEval ÷ the same 1,000 trials keeping the same traces, 4 in flight',
       results.eval?.overheadVsKept,
-      results.eval
-        ? `+${fixed(results.eval.overheadVsKept * 100)} % (+${fixed(results.eval.overheadVsBare * 100)} % over runs that keep no trace)`
-        : '—',
+      results.eval ? evalBarText(results.eval) : '—',
       '≤ 5 %',
       (v) => v <= 0.05,
       'eval',
@@ -245,6 +243,11 @@ function otelBars(): Bar[] {
   const batch = row('otel-sdk-batch');
   const overhead = (value: number | undefined) =>
     value === undefined ? '—' : `${value >= 0 ? '+' : ''}${fixed(value * 100)} % CPU`;
+  // Where the results have the SDK floor, the SDK rows say how much of their overhead is reins/otel's own.
+  const withOwn = (entry: Json) =>
+    entry?.ownCpuOverhead === undefined
+      ? overhead(entry?.cpuOverhead)
+      : `${overhead(entry.cpuOverhead)} (SDK floor ${fixed(row(entry.floor)?.cpuOverhead * 100)} %, reins/otel's own ${signedPercent(entry.ownCpuOverhead)})`;
   return [
     bar(
       'reins/otel, no-op API, 50 steps: overhead',
@@ -257,7 +260,7 @@ function otelBars(): Bar[] {
     bar(
       'reins/otel, SDK + in-memory exporter (simple processor), 50 steps: overhead',
       sdk?.cpuOverhead,
-      overhead(sdk?.cpuOverhead),
+      withOwn(sdk),
       '≤ 15 %',
       (v) => v <= 0.15,
       'otel',
@@ -265,7 +268,7 @@ function otelBars(): Bar[] {
     bar(
       'same, batch processor: overhead',
       batch?.cpuOverhead,
-      overhead(batch?.cpuOverhead),
+      withOwn(batch),
       '≤ 15 %',
       (v) => v <= 0.15,
       'otel',
@@ -275,16 +278,31 @@ function otelBars(): Bar[] {
 
 function otelTable(): string {
   if (!results.otel) return '_No results: run `npm run bench -- --only otel`._';
+  const floorRow = (name: string) => name === 'sdk-floor' || name === 'sdk-floor-batch';
   return table(
-    ['contender', 'wall µs/step', 'CPU µs/step', 'overhead, wall', 'overhead, CPU', 'wall min–max'],
+    [
+      'contender',
+      'wall µs/step',
+      'CPU µs/step',
+      'overhead, wall',
+      'overhead, CPU',
+      "reins/otel's own, CPU (over the SDK floor)",
+      'wall min–max',
+    ],
     results.otel.rows.map((row: Json) => {
       const walls = (row.samples ?? []).map((sample: Json) => sample.usPerStep);
+      // A floor row's figures are shares of a reins step (what the SDK alone would add), not overheads.
+      const share = (value: number) =>
+        floorRow(row.contender) ? `${fixed(value * 100)} % of a step` : percent(value);
       return [
         row.label,
         fixed(row.usPerStep),
         fixed(row.cpuUsPerStep),
-        row.contender === 'baseline' ? '' : percent(row.wallOverhead),
-        row.contender === 'baseline' ? '' : percent(row.cpuOverhead),
+        row.contender === 'baseline' ? '' : share(row.wallOverhead),
+        row.contender === 'baseline' ? '' : share(row.cpuOverhead),
+        row.ownCpuOverhead === undefined
+          ? ''
+          : `${fixed(row.ownCpuUsPerStep)} µs/step (${signedPercent(row.ownCpuOverhead)})`,
         walls.length > 0 ? `${fixed(Math.min(...walls))}–${fixed(Math.max(...walls))}` : '—',
       ];
     }),
@@ -677,42 +695,100 @@ function injectionTable(): string {
   );
 }
 
+const signedPercent = (value: number | undefined) =>
+  value === undefined || !Number.isFinite(value)
+    ? '—'
+    : `${value >= 0 ? '+' : '−'}${fixed(Math.abs(value) * 100)} %`;
+const intervalText = (interval: [number, number] | undefined) =>
+  interval ? `95 % CI ${signedPercent(interval[0])}…${signedPercent(interval[1])}` : undefined;
+
+/** The eval bar's figure: warm wall time, with its interval and the CPU figures where the results have them. */
+function evalBarText(data: Json): string {
+  const within = intervalText(data.overheadVsKeptInterval);
+  const cpu = data.cpu?.overheadVsKept?.median;
+  const thread = data.mainThreadCpu?.overheadVsKept?.median;
+  const beside = [
+    within,
+    cpu === undefined ? undefined : `CPU ${signedPercent(cpu)}`,
+    thread === undefined ? undefined : `main thread ${signedPercent(thread)}`,
+    `${signedPercent(data.overheadVsBare)} over runs that keep no trace`,
+  ].filter((part) => part !== undefined);
+  return `${signedPercent(data.overheadVsKept)} (${beside.join('; ')})`;
+}
+
 function evalTable(): string {
   const data = results.eval;
   if (!data) return '_No results: run `npm run bench -- --only eval`._';
-  return table(
-    ['contender', `${data.trials.toLocaleString('en-US')} trials (ms, median)`, 'min–max', '× bare'],
+  const range = (name: string) =>
+    data.samples[name]
+      ? `${fixed(Math.min(...data.samples[name]))}–${fixed(Math.max(...data.samples[name]))}`
+      : '—';
+  const cpuOf = (field: string) => (data.cpu ? fixed(data.cpu[field]) : '—');
+  const threadOf = (field: string) =>
+    data.mainThreadCpu?.[field] === undefined || data.mainThreadCpu[field] === null
+      ? '—'
+      : fixed(data.mainThreadCpu[field]);
+  const coldOf = (name: string) => (data.coldMs?.[name] === undefined ? '—' : fixed(data.coldMs[name]));
+  const rows: string[][] = [
     [
-      [
-        'bare `runAgent` pool',
-        fixed(data.bareMs),
-        `${fixed(Math.min(...data.samples.bare))}–${fixed(Math.max(...data.samples.bare))}`,
-        '1.00×',
-      ],
-      [
-        'bare pool + memory trace per run, dropped after the run',
-        fixed(data.bareWithTraceMs),
-        `${fixed(Math.min(...data.samples['bare+trace']))}–${fixed(Math.max(...data.samples['bare+trace']))}`,
-        ratio(data.bareWithTraceMs / data.bareMs),
-      ],
-      ...(data.samples['bare+kept']
-        ? [
-            [
-              'bare pool + every trace kept to the end',
-              fixed(data.bareWithKeptTracesMs),
-              `${fixed(Math.min(...data.samples['bare+kept']))}–${fixed(Math.max(...data.samples['bare+kept']))}`,
-              ratio(data.bareWithKeptTracesMs / data.bareMs),
-            ],
-          ]
-        : []),
-      [
-        '`runEval`',
-        fixed(data.runEvalMs),
-        `${fixed(Math.min(...data.samples.runEval))}–${fixed(Math.max(...data.samples.runEval))}`,
-        ratio(data.runEvalMs / data.bareMs),
-      ],
+      'bare `runAgent` pool',
+      fixed(data.bareMs),
+      range('bare'),
+      cpuOf('bareMs'),
+      threadOf('bareMs'),
+      coldOf('bare'),
+      '1.00×',
     ],
-  );
+  ];
+  if (data.bareWithTraceMs !== undefined && data.samples['bare+trace'])
+    rows.push([
+      'bare pool + memory trace per run, dropped after the run',
+      fixed(data.bareWithTraceMs),
+      range('bare+trace'),
+      '—',
+      '—',
+      coldOf('bare+trace'),
+      ratio(data.bareWithTraceMs / data.bareMs),
+    ]);
+  if (data.samples['bare+kept'])
+    rows.push([
+      'bare pool + every trace kept to the end',
+      fixed(data.bareWithKeptTracesMs),
+      range('bare+kept'),
+      cpuOf('bareWithKeptTracesMs'),
+      threadOf('bareWithKeptTracesMs'),
+      coldOf('bare+kept'),
+      ratio(data.bareWithKeptTracesMs / data.bareMs),
+    ]);
+  rows.push([
+    '`runEval`',
+    fixed(data.runEvalMs),
+    range('runEval'),
+    cpuOf('runEvalMs'),
+    threadOf('runEvalMs'),
+    coldOf('runEval'),
+    ratio(data.runEvalMs / data.bareMs),
+  ]);
+  const method =
+    data.timedEvals === undefined
+      ? `Median of ${data.rounds} rounds (each child: one warm-up eval, then the median of 3).`
+      : `${data.rounds} rounds; each child ${data.warmupEvals} warm-up evals, then the median of ${data.timedEvals} timed ones.`;
+  const overheads =
+    data.cpu === undefined
+      ? ''
+      : `\n\n\`runEval\` ÷ the pool keeping every trace (median of the per-round ratios, bootstrap 95 % interval over rounds): wall ${signedPercent(data.overheadVsKept)} (${intervalText(data.overheadVsKeptInterval) ?? '—'}), process CPU ${signedPercent(data.cpu.overheadVsKept?.median)} (${intervalText(data.cpu.overheadVsKept?.interval) ?? '—'}), main-thread CPU ${signedPercent(data.mainThreadCpu?.overheadVsKept?.median)} (${intervalText(data.mainThreadCpu?.overheadVsKept?.interval) ?? '—'}).`;
+  return `${table(
+    [
+      'contender',
+      `${data.trials.toLocaleString('en-US')} trials, ${data.timedEvals === undefined ? '' : 'warm '}wall (ms, median)`,
+      'min–max over rounds',
+      'process CPU (ms)',
+      'main-thread CPU (ms)',
+      'first eval, cold (ms)',
+      '× bare',
+    ],
+    rows,
+  )}\n\n${method}${overheads}`;
 }
 
 function contextTable(): string {

@@ -1,5 +1,6 @@
 import { errorInfo } from '../errors/error-info.js';
 import { ConfigurationError, isConfigurationError } from '../errors/reins-error.js';
+import type { RunOptions } from '../loop/options.js';
 import type { Outcome } from '../loop/outcome.js';
 import { runAgent } from '../loop/run-agent.js';
 import type { RunResult } from '../loop/run-result.js';
@@ -165,6 +166,23 @@ function readVerdict(verdict: Verdict): ReadVerdict {
     costUsd: 0,
     billedTokens: 0,
   };
+}
+
+/**
+ * A trial's run options: the agent's configuration with the case's input and the trial's trace.
+ * `Object.assign` onto a fresh object, not `{ ...config, input, trace }`: on Node 20 that spread
+ * gives nearly every result a hidden class of its own (no transition from a shared one), so every
+ * read of the options in the loop is megamorphic; these all share one.
+ */
+function runOptionsOf(
+  config: AgentConfig,
+  input: RunOptions['input'],
+  trace: TraceSink | readonly TraceSink[],
+): RunOptions {
+  const options = Object.assign({}, config) as RunOptions;
+  options.input = input;
+  options.trace = trace;
+  return options;
 }
 
 const noProblems: readonly string[] = Object.freeze([]);
@@ -477,12 +495,13 @@ export async function runEval<World>(
       const owner = {};
       let settled: { tokens: number; usd: number };
       try {
-        result = await runAgent({
-          ...config,
-          input: kase.input,
-          trace: metered ? [keep, meter.sink(owner, checkSpend)] : keep,
-          signal: stop.signal,
-        });
+        const options = runOptionsOf(
+          config,
+          kase.input,
+          metered ? [keep, meter.sink(owner, checkSpend)] : keep,
+        );
+        options.signal = stop.signal;
+        result = await runAgent(options);
       } finally {
         settled = meter.settle(owner);
       }
@@ -493,7 +512,7 @@ export async function runEval<World>(
         cancelled.usd += settled.usd;
         return undefined;
       }
-    } else result = await runAgent({ ...config, input: kase.input, trace: keep });
+    } else result = await runAgent(runOptionsOf(config, kase.input, keep));
     const latencyMs = clock.now() - started;
     const view: TrialView<World> = {
       caseId: kase.id,

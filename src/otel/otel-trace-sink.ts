@@ -2,9 +2,12 @@ import {
   type Attributes,
   type Context,
   context,
+  createContextKey,
+  createNoopMeter,
   isSpanContextValid,
   type Meter,
   metrics,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -72,6 +75,11 @@ interface OpenRun {
    * suppressed), so every child span would be a no-op too and the sink skips making them.
    */
   inert: boolean;
+  /**
+   * An inert run whose context no one can read (no context manager registered): the tool wrapper
+   * then calls the tool directly instead of through `context.with`.
+   */
+  direct: boolean;
   requestModel: string;
   provider: string;
   maxOutputTokens: number | null;
@@ -81,6 +89,11 @@ interface OpenRun {
   inputs: Map<string, unknown> | undefined;
   /** The model a `step-prepare` picked for one step. */
   stepModel: { step: number; model: string } | undefined;
+  /**
+   * The `chat` span's name and attributes for the run's own model, made at the run's first call and
+   * reused (the SDK copies attributes into each span).
+   */
+  chat: { name: string; attributes: Attributes } | undefined;
 }
 
 /**
@@ -122,6 +135,8 @@ class GenAiTraceSink implements OtelTraceSink {
   readonly #controlEvents: ControlEventLevel;
   readonly #providerName: string | undefined;
   readonly #runs = new Map<string, OpenRun>();
+  /** `execute_tool <name>` span names by tool, made once (bounded like the metrics' attribute sets). */
+  readonly #toolSpanNames = new Map<string, string>();
 
   constructor(options: OtelTraceSinkOptions) {
     this.#tracer = options.tracer ?? trace.getTracer('reins');
@@ -130,7 +145,11 @@ class GenAiTraceSink implements OtelTraceSink {
       throw new ConfigurationError('semconv', `must be 'v1.36' or 'latest', got ${String(this.#semconv)}`);
     this.#providerKey = this.#semconv === 'latest' ? genAi.providerName : genAi.system;
     const meter = options.meter ?? metrics.getMeter('reins');
-    this.#metrics = meter === false ? undefined : new OtelRunMetrics(meter, this.#providerKey);
+    // The API's no-op meter (no MeterProvider registered when the sink was made) stays a no-op: the
+    // metrics API has no proxy that a later registration would wake. Recording into it is work per
+    // step for nothing.
+    this.#metrics =
+      meter === false || isNoopMeter(meter) ? undefined : new OtelRunMetrics(meter, this.#providerKey);
     const capture = options.captureContent ?? false;
     if (capture !== false && !(Number.isInteger(capture.maxChars) && capture.maxChars > 0))
       throw new ConfigurationError('captureContent.maxChars', 'must be a positive integer');
@@ -179,9 +198,10 @@ class GenAiTraceSink implements OtelTraceSink {
   readonly wrapToolExecution: ToolExecutionWrapper = (execute, call) => {
     const run = this.#runs.get(call.runId);
     if (!run) return execute();
+    if (run.direct) return execute();
     if (run.inert) return context.with(run.context, execute);
     const span = this.#tracer.startSpan(
-      `${genAiOperation.executeTool} ${call.tool}`,
+      this.#toolSpanName(call.tool),
       { kind: SpanKind.INTERNAL, startTime: call.startedAt, attributes: this.#toolAttributes(call) },
       run.context,
     );
@@ -222,16 +242,19 @@ class GenAiTraceSink implements OtelTraceSink {
           event.at,
         );
     }
+    const inert = !agent.isRecording() && !isSpanContextValid(agent.spanContext());
     this.#runs.set(event.runId, {
       agent,
       context: trace.setSpan(parent, agent),
-      inert: !agent.isRecording() && !isSpanContextValid(agent.spanContext()),
+      inert,
+      direct: inert && !contextManagerRegistered(),
       requestModel: event.model,
       provider,
       maxOutputTokens: event.limits.maxOutputTokens,
       tools: new Map(),
       inputs: this.#maxChars === undefined ? undefined : new Map(),
       stepModel: undefined,
+      chat: undefined,
     });
   }
 
@@ -263,7 +286,7 @@ class GenAiTraceSink implements OtelTraceSink {
 
   /** Set one by one: an attributes object would be built only for the SDK to walk and copy it. */
   #setResponseAttributes(span: Span, event: ModelResponseEvent, response: ModelResponse): void {
-    span.setAttribute(genAi.responseFinishReasons, [finishReason(response.stopReason)]);
+    span.setAttribute(genAi.responseFinishReasons, finishReasons(response.stopReason));
     span.setAttribute('reins.step', event.step);
     span.setAttribute('reins.cost_usd', event.costUsd);
     span.setAttribute('reins.usage_estimated', event.usageEstimated);
@@ -296,17 +319,32 @@ class GenAiTraceSink implements OtelTraceSink {
   }
 
   #chatSpan(run: OpenRun, requestModel: string, startTime: number): Span {
-    const attributes: Attributes = {
-      [genAi.operationName]: genAiOperation.chat,
-      [this.#providerKey]: run.provider,
-      [genAi.requestModel]: requestModel,
-    };
-    if (run.maxOutputTokens !== null) attributes[genAi.requestMaxTokens] = run.maxOutputTokens;
+    // A step-prepare may switch the model for one step; every other call reuses the run's set.
+    let chat = requestModel === run.requestModel ? run.chat : undefined;
+    if (!chat) {
+      const attributes: Attributes = {
+        [genAi.operationName]: genAiOperation.chat,
+        [this.#providerKey]: run.provider,
+        [genAi.requestModel]: requestModel,
+      };
+      if (run.maxOutputTokens !== null) attributes[genAi.requestMaxTokens] = run.maxOutputTokens;
+      chat = { name: `${genAiOperation.chat} ${requestModel}`, attributes };
+      if (requestModel === run.requestModel) run.chat = chat;
+    }
     return this.#tracer.startSpan(
-      `${genAiOperation.chat} ${requestModel}`,
-      { kind: SpanKind.CLIENT, startTime, attributes },
+      chat.name,
+      { kind: SpanKind.CLIENT, startTime, attributes: chat.attributes },
       run.context,
     );
+  }
+
+  #toolSpanName(tool: string): string {
+    let name = this.#toolSpanNames.get(tool);
+    if (name === undefined) {
+      name = `${genAiOperation.executeTool} ${tool}`;
+      if (this.#toolSpanNames.size < 1_000) this.#toolSpanNames.set(tool, name);
+    }
+    return name;
   }
 
   #toolAttributes(call: Pick<ToolExecutionInfo, 'tool' | 'callId' | 'step'>): Attributes {
@@ -328,7 +366,7 @@ class GenAiTraceSink implements OtelTraceSink {
     if (span) run.tools.delete(event.callId);
     else
       span = this.#tracer.startSpan(
-        `${genAiOperation.executeTool} ${event.tool}`,
+        this.#toolSpanName(event.tool),
         {
           kind: SpanKind.INTERNAL,
           startTime: event.at - event.durationMs,
@@ -400,6 +438,28 @@ class GenAiTraceSink implements OtelTraceSink {
   }
 }
 
+const noopMeter = createNoopMeter();
+
+/** Whether `meter` is this API's no-op meter (another copy's is taken for a real one: it records). */
+function isNoopMeter(meter: Meter): boolean {
+  return (
+    meter.createHistogram === noopMeter.createHistogram &&
+    meter.createCounter === noopMeter.createCounter &&
+    meter.createObservableGauge === noopMeter.createObservableGauge
+  );
+}
+
+const probe = ROOT_CONTEXT.setValue(createContextKey('reins.otel.context-probe'), true);
+const probeIsActive = () => context.active() === probe;
+
+/**
+ * Whether a context manager is registered now: the API's no-op one never makes a context active.
+ * Asked once per run (one may be registered after the sink is made).
+ */
+function contextManagerRegistered(): boolean {
+  return context.with(probe, probeIsActive);
+}
+
 /** `gen_ai.response.finish_reasons` values for reins's stop reasons. */
 function finishReason(stopReason: ModelResponse['stopReason']): string {
   switch (stopReason) {
@@ -416,6 +476,21 @@ function finishReason(stopReason: ModelResponse['stopReason']): string {
     default:
       return stopReason;
   }
+}
+
+const finishReasonLists = new Map<string, string[]>();
+
+/**
+ * `[finishReason(stopReason)]`, one array per reason for the process: the SDK copies an array
+ * attribute into the span, so a shared one is safe and a step need not make its own.
+ */
+function finishReasons(stopReason: ModelResponse['stopReason']): string[] {
+  let list = finishReasonLists.get(stopReason);
+  if (list === undefined) {
+    list = [finishReason(stopReason)];
+    if (finishReasonLists.size < 100) finishReasonLists.set(stopReason, list);
+  }
+  return list;
 }
 
 /** A `gen_ai.provider.name` from a model id, or `_OTHER` as the conventions ask. */
