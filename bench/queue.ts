@@ -28,6 +28,8 @@ interface Figures {
 }
 interface Report {
   inProcess: Figures;
+  /** The same in-process runs with Redis checkpoints (absent in reports from before it was measured). */
+  inProcessDurable?: Figures;
   byWorkers: Record<string, Figures & { resumed: number }>;
 }
 
@@ -46,9 +48,14 @@ for (let round = 0; round < rounds; round++) {
   );
 }
 
-const setups = ['in-process', ...Object.keys(reports[0]?.byWorkers ?? {})];
+const setups = ['in-process', 'in-process-durable', ...Object.keys(reports[0]?.byWorkers ?? {})];
 const figuresOf = (report: Report, setup: string): Figures | undefined =>
-  setup === 'in-process' ? report.inProcess : report.byWorkers[setup];
+  setup === 'in-process'
+    ? report.inProcess
+    : setup === 'in-process-durable'
+      ? report.inProcessDurable
+      : report.byWorkers[setup];
+const inProcessSetup = (setup: string) => setup.startsWith('in-process');
 const rows = setups.map((setup) => {
   const all = reports.map((report) => figuresOf(report, setup)).filter((f): f is Figures => f !== undefined);
   return {
@@ -63,6 +70,14 @@ const rows = setups.map((setup) => {
         (report) => (figuresOf(report, setup)?.runMs.p50 ?? Number.NaN) - report.inProcess.runMs.p50,
       ),
     ),
+    // Over the same in-process runs with Redis checkpoints: the queue's own cost.
+    addedOverDurableP50Ms: median(
+      reports.map(
+        (report) =>
+          (figuresOf(report, setup)?.runMs.p50 ?? Number.NaN) -
+          (report.inProcessDurable?.runMs.p50 ?? Number.NaN),
+      ),
+    ),
     lost: all.reduce((sum, f) => sum + f.lost, 0),
     duplicates: all.reduce((sum, f) => sum + f.duplicates, 0),
   };
@@ -71,7 +86,7 @@ const rows = setups.map((setup) => {
 console.log(`\nQueue benchmark, median of ${rounds} rounds (${redis})`);
 for (const row of rows)
   console.log(
-    `  ${row.setup.padEnd(10)} ${row.throughputPerSecond.toFixed(1).padStart(8)} runs/s  first event p50 ${row.firstEventP50Ms.toFixed(2)} ms  run p50 ${row.runP50Ms.toFixed(2)} ms (p99 ${row.runP99Ms.toFixed(2)})  added p50 ${row.setup === 'in-process' ? '—' : `${row.addedP50Ms.toFixed(2)} ms`}  lost ${row.lost} dup ${row.duplicates}`,
+    `  ${row.setup.padEnd(18)} ${row.throughputPerSecond.toFixed(1).padStart(8)} runs/s  first event p50 ${row.firstEventP50Ms.toFixed(2)} ms  run p50 ${row.runP50Ms.toFixed(2)} ms (p99 ${row.runP99Ms.toFixed(2)})  added p50 ${row.setup === 'in-process' ? '—' : `${row.addedP50Ms.toFixed(2)} ms`}  over durable ${inProcessSetup(row.setup) ? '—' : `${row.addedOverDurableP50Ms.toFixed(2)} ms`}  lost ${row.lost} dup ${row.duplicates}`,
   );
 
 const json = option('json');

@@ -422,17 +422,23 @@ function queueTable(): string {
       'first event p50 / p99',
       'whole run p50 / p99',
       'added per run (p50)',
+      'over Redis-checkpointed in-process (p50)',
       'lost',
       'duplicated',
     ],
     data.rows.map((row: Json) => [
       row.setup === 'in-process'
         ? 'in-process queue (1 process)'
-        : `${row.setup} \`reins worker\` process${row.setup === '1' ? '' : 'es'}`,
+        : row.setup === 'in-process-durable'
+          ? 'same, Redis checkpoint every step'
+          : `${row.setup} \`reins worker\` process${row.setup === '1' ? '' : 'es'}`,
       fixed(row.throughputPerSecond),
       `${fixed(row.firstEventP50Ms, 2)} / ${fixed(row.firstEventP99Ms, 2)} ms`,
       `${fixed(row.runP50Ms, 2)} / ${fixed(row.runP99Ms, 2)} ms`,
       row.setup === 'in-process' ? '—' : `${fixed(row.addedP50Ms, 2)} ms`,
+      row.setup.startsWith('in-process') || row.addedOverDurableP50Ms === undefined
+        ? '—'
+        : `${fixed(row.addedOverDurableP50Ms, 2)} ms`,
       String(row.lost),
       String(row.duplicates),
     ]),
