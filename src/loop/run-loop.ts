@@ -1,5 +1,6 @@
 import { errorInfo } from '../errors/error-info.js';
 import type { ToolUseBlock } from '../model/content.js';
+import { traceVersion } from '../trace/events.js';
 import type { ApprovalVerdict } from './approval.js';
 import type { LoopSetup } from './loop-setup.js';
 import { createLoopState, type LoopState } from './loop-state.js';
@@ -94,6 +95,10 @@ async function step(state: LoopState, step: number): Promise<Outcome | undefined
       billedTokens: state.billedTokens,
       costUsd: state.costUsd,
       toolsEnabled: !final,
+      v: traceVersion,
+      runId: '',
+      seq: 0,
+      at: 0,
     });
     if (written) await written;
   }

@@ -15,6 +15,7 @@ import {
   type ModelResponse,
   type Usage,
 } from '../../model/model.js';
+import { traceVersion } from '../../trace/events.js';
 import { guard } from '../boundary.js';
 import type { LoopState, PreparedCall } from '../loop-state.js';
 import { isLoopStop, LoopStop } from '../loop-stop.js';
@@ -278,6 +279,10 @@ function recordTurn(
         contextTokens: state.contextTokens,
         billedTokens: state.billedTokens,
         durationMs: now - startedAt,
+        v: traceVersion,
+        runId: '',
+        seq: 0,
+        at: 0,
       },
       now,
     );

@@ -1,5 +1,5 @@
 import type { Model } from '../../model/model.js';
-import type { BudgetReading } from '../../trace/events.js';
+import { type BudgetReading, traceVersion } from '../../trace/events.js';
 import { guard } from '../boundary.js';
 import type { LoopState } from '../loop-state.js';
 import { LoopStop } from '../loop-stop.js';
@@ -153,7 +153,17 @@ function concluded(
   const outcome = failed ? overBudget(failed, phase, into) : undefined;
   if (!state.trace.on || (failed === undefined && !changedSinceLast(state, readings))) return outcome;
   const written = state.trace.emit(
-    { type: 'budget-check', step, phase, readings, ok: failed === undefined },
+    {
+      type: 'budget-check',
+      step,
+      phase,
+      readings,
+      ok: failed === undefined,
+      v: traceVersion,
+      runId: '',
+      seq: 0,
+      at: 0,
+    },
     now,
   );
   return written ? written.then(() => outcome) : outcome;

@@ -1,4 +1,5 @@
 import { actionFingerprint, actionFingerprintOfCanonical } from '../../controls/drift-monitor.js';
+import { traceVersion } from '../../trace/events.js';
 import type { LoopState } from '../loop-state.js';
 import type { Outcome } from '../outcome.js';
 import type { ProposedCall } from './proposed-call.js';
@@ -52,6 +53,10 @@ function checkRepeats(
             count: check.count,
             limit: repeats.limit,
             repeated: check.repeated,
+            v: traceVersion,
+            runId: '',
+            seq: 0,
+            at: 0,
           })
         : undefined;
       if (looped) return written ? written.then(() => looped) : looped;

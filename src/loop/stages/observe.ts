@@ -1,5 +1,6 @@
 import type { DriftVerdict } from '../../controls/drift-monitor.js';
 import type { ToolResultBlock, ToolUseBlock, UserMessage } from '../../model/content.js';
+import { traceVersion } from '../../trace/events.js';
 import { guard } from '../boundary.js';
 import type { CallSettlement } from '../call-plan.js';
 import { callKey } from '../dispatch.js';
@@ -102,7 +103,16 @@ export function observe(
   if (setup.worldState) return observeWorld(state, step, drift);
   const verdict = drift.check();
   const written = trace.on
-    ? trace.emit({ type: 'progress-check', step, worldState: null, drifting: verdict ?? null })
+    ? trace.emit({
+        type: 'progress-check',
+        step,
+        worldState: null,
+        drifting: verdict ?? null,
+        v: traceVersion,
+        runId: '',
+        seq: 0,
+        at: 0,
+      })
     : undefined;
   return written ? written.then(() => closeStep(state, step, verdict)) : closeStep(state, step, verdict);
 }
@@ -178,6 +188,10 @@ export function endStep(state: LoopState, step: number): Promise<void> | undefin
         billedTokens: state.billedTokens,
         costUsd: state.costUsd,
         toolErrors: state.toolErrors,
+        v: traceVersion,
+        runId: '',
+        seq: 0,
+        at: 0,
       })
     : undefined;
   if (written) return written.then(() => commitStep(state));

@@ -1,5 +1,5 @@
 import type { ToolResultBlock, ToolUseBlock } from '../../model/content.js';
-import type { TraceEventBody } from '../../trace/events.js';
+import { type TraceEvent, traceVersion } from '../../trace/events.js';
 import type { CallPlan, CallSettlement } from '../call-plan.js';
 import type { LoopState } from '../loop-state.js';
 import { LoopStop } from '../loop-stop.js';
@@ -118,7 +118,7 @@ function settled(
     isError: settlement.isError,
   };
   if (settlement.attachments) block.attachments = settlement.attachments;
-  const event: Extract<TraceEventBody, { type: 'tool-result' }> = {
+  const event: Extract<TraceEvent, { type: 'tool-result' }> = {
     type: 'tool-result',
     step,
     callId: call.id,
@@ -129,6 +129,10 @@ function settled(
     resultTokens: counter.block(block),
     durationMs: now - startedAt,
     error: settlement.error,
+    v: traceVersion,
+    runId: '',
+    seq: 0,
+    at: 0,
   };
   if (settlement.attachments) event.attachments = settlement.attachments;
   if (settlement.truncation) event.truncation = settlement.truncation;
