@@ -131,7 +131,21 @@ export class PriceMemo {
     this.#limit = limit;
   }
 
+  /** The last pair asked and its answer: a run asks for the same pair several times a step. */
+  #last:
+    | { first: string | undefined; second: string | undefined; found: ResolvedPrice | undefined }
+    | undefined;
+
   resolve(first: string | undefined, second?: string): ResolvedPrice | undefined {
+    const last = this.#last;
+    // No key string to build for the pair asked last.
+    if (last !== undefined && last.first === first && last.second === second) return last.found;
+    const found = this.#resolve(first, second);
+    this.#last = { first, second, found };
+    return found;
+  }
+
+  #resolve(first: string | undefined, second: string | undefined): ResolvedPrice | undefined {
     const key = `${first ?? ''}\u0000${second ?? ''}`;
     const seen = this.#seen.get(key);
     if (seen !== undefined) return seen ?? undefined;

@@ -5,38 +5,32 @@ import type { LoopState } from '../loop-state.js';
 import { LoopStop } from '../loop-stop.js';
 import type { BudgetPhase, Outcome } from '../outcome.js';
 
-/** The next call's prefill in USD, or the model id no price resolves for. */
-type Projection = { usd: number; unpriced: undefined } | { usd: 0; unpriced: string };
-
 /**
- * The USD the next call's prefill would cost, at the price of the model about to be called
- * (`next`, when the caller knows it), else of the model that last answered or the run's model.
- * Unpriced when no entry resolves: a spend budget then fails closed instead of counting it free.
+ * The price per million input tokens of the next call's prefill, at the price of the model about to
+ * be called (`next`, when the caller knows it), else of the model that last answered or the run's
+ * model. Undefined when no entry resolves: a spend budget then fails closed instead of counting it free.
  */
-function projection(state: LoopState, nextPrefill: number, next: Model | undefined): Projection {
+function inputPriceOfNext(state: LoopState, next: Model | undefined): number | undefined {
   const memo = state.prices;
   const resolved = memo
     ? next
       ? memo.resolve(next.name)
       : memo.resolve(state.lastModelId, state.setup.model.name)
     : undefined;
-  if (!resolved) return { usd: 0, unpriced: (next ?? state.setup.model).name };
-  return { usd: (nextPrefill * resolved.price.inputUsdPerMillionTokens) / 1_000_000, unpriced: undefined };
+  return resolved?.price.inputUsdPerMillionTokens;
 }
 
-/** How many budgets a check reads at most: context, billed tokens, spend, account spend, wall clock. */
-const budgetCount = 5;
-
 /**
- * Readings being gathered, and the budget of each spend reading that failed unpriced. `readings`
- * is made with room for every budget there is and cut to `count` at the end: a `budget-check`
- * event keeps it for as long as the trace is held, and an array grown by `push` from empty keeps a
- * backing store of 17 slots.
+ * Readings being gathered: the list the `budget-check` event carries, and what the spend readings
+ * project for the next call (`unpriced` names its model when no price resolves). One value per
+ * check, so the readings need no other object to be gathered.
  */
 interface Gathered {
   readings: BudgetReading[];
+  /** Readings written so far (the list is made at its full length). */
   count: number;
-  unpriced: { budget: BudgetReading['budget']; model: string }[] | undefined;
+  projectedUsd: number;
+  unpriced: string | undefined;
 }
 
 function read(into: Gathered, budget: BudgetReading['budget'], limit: number | null, actual: number): void {
@@ -44,20 +38,9 @@ function read(into: Gathered, budget: BudgetReading['budget'], limit: number | n
 }
 
 /** A spend reading: the projection added, or failed outright when the next call is unpriced. */
-function readSpend(
-  into: Gathered,
-  budget: BudgetReading['budget'],
-  limit: number,
-  spent: number,
-  next: Projection,
-): void {
-  if (next.unpriced === undefined) {
-    read(into, budget, limit, spent + next.usd);
-    return;
-  }
-  into.readings[into.count++] = { budget, limit, actual: spent, ok: false };
-  into.unpriced ??= [];
-  into.unpriced.push({ budget, model: next.unpriced });
+function readSpend(into: Gathered, budget: BudgetReading['budget'], limit: number, spent: number): void {
+  if (into.unpriced === undefined) read(into, budget, limit, spent + into.projectedUsd);
+  else into.readings[into.count++] = { budget, limit, actual: spent, ok: false };
 }
 
 /**
@@ -77,19 +60,34 @@ export function checkBudgets(
   next?: Model,
 ): Outcome | undefined | Promise<Outcome | undefined> {
   const { limits, accountSpend } = state.setup;
-  const into: Gathered = { readings: new Array<BudgetReading>(budgetCount), count: 0, unpriced: undefined };
   // With a context policy the next window is sized by the policy before the call; after the results
   // the transcript's growth is not what the next call will send.
-  if (phase !== 'after-results' || state.window === undefined)
-    read(into, 'context_tokens', limits.maxContextTokens, nextPrefill);
-  read(into, 'billed_tokens', limits.maxBilledTokens, state.billedTokens + nextPrefill);
+  const readsContext = phase !== 'after-results' || state.window === undefined;
   const accountPhase = accountSpend !== undefined && phase === 'before-call';
-  const projected =
-    limits.maxSpendUsd !== null || accountPhase ? projection(state, nextPrefill, next) : undefined;
-  if (limits.maxSpendUsd !== null && projected)
-    readSpend(into, 'spend_usd', limits.maxSpendUsd, state.costUsd, projected);
-  if (!accountPhase || !projected) return concluded(state, phase, step, into);
-  return readAccount(state, phase, step, into, projected);
+  const into: Gathered = {
+    // Made at the length of the readings this check makes: a list grown by push from empty reserves
+    // 17 slots, and the event keeps the list.
+    readings: new Array<BudgetReading>(
+      (readsContext && limits.maxContextTokens !== null ? 1 : 0) +
+        (limits.maxBilledTokens !== null ? 1 : 0) +
+        (limits.maxSpendUsd !== null ? 1 : 0) +
+        (accountPhase ? 1 : 0) +
+        (limits.maxWallMs !== null ? 1 : 0),
+    ),
+    count: 0,
+    projectedUsd: 0,
+    unpriced: undefined,
+  };
+  if (readsContext) read(into, 'context_tokens', limits.maxContextTokens, nextPrefill);
+  read(into, 'billed_tokens', limits.maxBilledTokens, state.billedTokens + nextPrefill);
+  if (limits.maxSpendUsd !== null || accountPhase) {
+    const price = inputPriceOfNext(state, next);
+    if (price === undefined) into.unpriced = (next ?? state.setup.model).name;
+    else into.projectedUsd = (nextPrefill * price) / 1_000_000;
+  }
+  if (limits.maxSpendUsd !== null) readSpend(into, 'spend_usd', limits.maxSpendUsd, state.costUsd);
+  if (!accountPhase) return concluded(state, phase, step, into);
+  return readAccount(state, phase, step, into);
 }
 
 /** The account's shared ceiling: the limiter is the user's, so it may be asynchronous. */
@@ -98,7 +96,6 @@ async function readAccount(
   phase: BudgetPhase,
   step: number,
   into: Gathered,
-  projected: Projection,
 ): Promise<Outcome | undefined> {
   const accountSpend = state.setup.accountSpend as NonNullable<LoopState['setup']['accountSpend']>;
   const spent = await guard(
@@ -119,7 +116,7 @@ async function readAccount(
       },
       'before-call',
     );
-  readSpend(into, 'account_spend_usd', accountSpend.limitUsd, spent.value, projected);
+  readSpend(into, 'account_spend_usd', accountSpend.limitUsd, spent.value);
   return concluded(state, phase, step, into);
 }
 
@@ -142,12 +139,11 @@ function concluded(
       ok: elapsed < limits.maxWallMs,
     };
   }
-  if (into.count === 0) return undefined;
-  readings.length = into.count;
+  if (readings.length === 0) return undefined;
   let failed: BudgetReading | undefined;
-  for (const reading of readings)
-    if (!reading.ok) {
-      failed = reading;
+  for (let i = 0; i < readings.length; i++)
+    if (!(readings[i] as BudgetReading).ok) {
+      failed = readings[i];
       break;
     }
   const outcome = failed ? overBudget(failed, phase, into) : undefined;
@@ -177,8 +173,9 @@ function overBudget(failed: BudgetReading, phase: BudgetPhase, into: Gathered): 
     actual: failed.actual,
     phase,
   };
-  const model = into.unpriced?.find((entry) => entry.budget === failed.budget)?.model;
-  if (model !== undefined) (outcome as { unpriced?: string }).unpriced = model;
+  // Every spend reading of a check projects the same next call: unpriced, it failed them all.
+  const spend = failed.budget === 'spend_usd' || failed.budget === 'account_spend_usd';
+  if (spend && into.unpriced !== undefined) (outcome as { unpriced?: string }).unpriced = into.unpriced;
   return outcome;
 }
 
