@@ -1,3 +1,4 @@
+import { isRevisionedStore } from '../checkpoint/checkpoint-store.js';
 import type { ContextEdit } from '../context/context-edit.js';
 import { ContextWindow } from '../context/context-window.js';
 import { DriftMonitor } from '../controls/drift-monitor.js';
@@ -101,7 +102,9 @@ export function createLoopState(setup: LoopSetup): LoopState {
   const taint = seedLedger(setup);
   const repeats =
     limits.repeatLimit === null ? undefined : new RepeatDetector(limits.repeatLimit, initial.repeatCounts);
-  repeats?.trackChanges();
+  // Only a revisioned store reads the changed keys (a delta checkpoint); without one the record of
+  // changes would grow by a key a step for the whole run, and nothing would ever take it.
+  if (setup.checkpoint !== undefined && isRevisionedStore(setup.checkpoint)) repeats?.trackChanges();
   const { controller: run, dispose: unlink } = linkedController(setup.signal);
   const terminalList = [...(initial.terminalFailures ?? [])];
   const state: LoopState = {
