@@ -13,8 +13,12 @@ export class BatchRuntime implements CallRuntime {
   #controller: AbortController | undefined;
   #reason: unknown;
   #aborted = false;
-  /** Made on the first registration: a batch of synchronous tools registers none. */
-  #listeners: Set<() => void> | undefined;
+  /**
+   * Made on the first registration: a batch of synchronous tools registers none. A list in order of
+   * registration, not a set: most batches hold one call, and a set's table is reallocated as its
+   * one entry comes and goes.
+   */
+  #listeners: (() => void)[] | undefined;
   readonly #deadlines: RunDeadlines;
 
   constructor(clock: Clock, run: AbortSignal, deadlines: RunDeadlines) {
@@ -56,12 +60,19 @@ export class BatchRuntime implements CallRuntime {
 
   onAbort(listener: () => void): () => void {
     if (this.#aborted) return noop;
-    this.#listeners ??= new Set();
     const listeners = this.#listeners;
-    listeners.add(listener);
-    return () => {
-      listeners.delete(listener);
-    };
+    if (listeners === undefined) this.#listeners = [listener];
+    else listeners.push(listener);
+    return () => this.#off(listener);
+  }
+
+  #off(listener: () => void): void {
+    const listeners = this.#listeners;
+    const at = listeners === undefined ? -1 : listeners.indexOf(listener);
+    if (at < 0) return;
+    const list = listeners as (() => void)[];
+    list.copyWithin(at, at + 1);
+    list.pop();
   }
 
   deadline(ms: number, onTimeout: () => void): () => void {

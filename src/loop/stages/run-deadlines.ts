@@ -1,8 +1,13 @@
 import type { Clock, TimerHandle } from '../../time/clock.js';
 
+/** One registered deadline, linked in order of registration. */
 interface Deadline {
   at: number;
   onTimeout: () => void;
+  previous: Deadline | undefined;
+  next: Deadline | undefined;
+  /** Still registered: not fired and not cancelled. */
+  pending: boolean;
 }
 
 /**
@@ -13,7 +18,12 @@ interface Deadline {
  */
 export class RunDeadlines {
   readonly #clock: Clock;
-  readonly #pending = new Set<Deadline>();
+  /**
+   * The pending deadlines, oldest first, as a linked list: a call adds one and removes it a moment
+   * later, which a set pays for by reallocating its table as its size goes from 0 to 1 and back.
+   */
+  #first: Deadline | undefined;
+  #last: Deadline | undefined;
   #timer: TimerHandle | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
 
@@ -22,16 +32,33 @@ export class RunDeadlines {
   }
 
   add(ms: number, onTimeout: () => void): () => void {
-    const entry: Deadline = { at: this.#clock.now() + ms, onTimeout };
-    this.#pending.add(entry);
-    if (entry.at < this.#timerAt) this.#arm(entry.at);
-    return () => {
-      this.#pending.delete(entry);
+    const entry: Deadline = {
+      at: this.#clock.now() + ms,
+      onTimeout,
+      previous: this.#last,
+      next: undefined,
+      pending: true,
     };
+    if (this.#last) this.#last.next = entry;
+    else this.#first = entry;
+    this.#last = entry;
+    if (entry.at < this.#timerAt) this.#arm(entry.at);
+    return () => this.#remove(entry);
+  }
+
+  #remove(entry: Deadline): void {
+    if (!entry.pending) return;
+    entry.pending = false;
+    if (entry.previous) entry.previous.next = entry.next;
+    else this.#first = entry.next;
+    if (entry.next) entry.next.previous = entry.previous;
+    else this.#last = entry.previous;
+    entry.previous = undefined;
+    entry.next = undefined;
   }
 
   dispose(): void {
-    this.#pending.clear();
+    while (this.#first) this.#remove(this.#first);
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
@@ -48,9 +75,12 @@ export class RunDeadlines {
     this.#timerAt = Number.POSITIVE_INFINITY;
     const now = this.#clock.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const entry of [...this.#pending]) {
+    // The entries pending now, in order (a callback may add or remove some; those listed still fire).
+    const due: Deadline[] = [];
+    for (let entry = this.#first; entry; entry = entry.next) due.push(entry);
+    for (const entry of due) {
       if (entry.at <= now) {
-        this.#pending.delete(entry);
+        this.#remove(entry);
         entry.onTimeout();
       } else if (entry.at < next) next = entry.at;
     }
