@@ -13,6 +13,7 @@ import type { BudgetReading, StepPrepareEvent } from '../trace/events.js';
 import { linkedController } from './abort.js';
 import { delimitUntrusted, isDelimited } from './dispatch/size-result.js';
 import type { LoopSetup } from './loop-setup.js';
+import { LoopStop } from './loop-stop.js';
 import type { Outcome } from './outcome.js';
 import {
   type Handoff,
@@ -90,8 +91,12 @@ export interface LoopState {
   readonly prices: PriceMemo | undefined;
   /** The readings of the last `budget-check` written (for `traceBudgetChecks: 'changes'`). */
   lastBudgetReadings: readonly BudgetReading[] | undefined;
-  /** Called when the run's signal aborts while a model call is pending: it stops waiting. */
-  onModelAbort: (() => void) | undefined;
+  /**
+   * Rejects the pending model call's promise when the run's signal aborts: it stops waiting. The
+   * promise's own `reject`, so a call costs no closure for it; a stale one rejects a settled promise,
+   * which does nothing.
+   */
+  onModelAbort: ((reason: unknown) => void) | undefined;
   /** The window the context policy shapes over the transcript; undefined without a policy. */
   readonly window: ContextWindow | undefined;
 }
@@ -156,7 +161,7 @@ export function createLoopState(setup: LoopSetup): LoopState {
   run.signal.addEventListener(
     'abort',
     () => {
-      state.onModelAbort?.();
+      state.onModelAbort?.(new LoopStop(undefined, 'during-call'));
       state.batch?.abort(run.signal.reason);
     },
     { once: true },

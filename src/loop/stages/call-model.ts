@@ -68,6 +68,7 @@ async function modelFailed(
   thrown: unknown,
   startedAt: number,
 ): Promise<never> {
+  state.onModelAbort = undefined;
   if (isLoopStop(thrown))
     throw thrown.outcome?.kind === 'over_budget' ? thrown : new LoopStop(undefined, 'during-call');
   if (state.run.signal.aborted) throw new LoopStop(undefined, 'during-call');
@@ -94,6 +95,7 @@ function readAnswer(
   response: ModelResponse,
   startedAt: number,
 ): ModelTurn | Promise<ModelTurn> {
+  state.onModelAbort = undefined;
   let problem: string | undefined;
   try {
     problem = malformed(response);
@@ -141,17 +143,10 @@ function answerOf(state: LoopState, model: Model, request: ModelRequest): Promis
     return Promise.reject(new LoopStop(undefined, 'during-call'));
   }
   return new Promise<ModelResponse>((resolve, reject) => {
-    state.onModelAbort = () => reject(new LoopStop(undefined, 'during-call'));
-    Promise.resolve(pending).then(
-      (response) => {
-        state.onModelAbort = undefined;
-        resolve(response);
-      },
-      (thrown: unknown) => {
-        state.onModelAbort = undefined;
-        reject(thrown);
-      },
-    );
+    // Cleared when the answer is read (readAnswer, modelFailed); an abort after the answer rejects
+    // a promise already resolved, which does nothing.
+    state.onModelAbort = reject;
+    Promise.resolve(pending).then(resolve, reject);
   });
 }
 
@@ -204,8 +199,7 @@ function account(
           : (reportedModel ?? '');
     return accountSpend(state, step, response, startedAt, bill, unpricedCall ? unpricedModel : undefined);
   }
-  const { turn, written } = recordTurn(state, step, response, startedAt, bill);
-  return written ? written.then(() => turn) : turn;
+  return recordTurn(state, step, response, startedAt, bill);
 }
 
 /** What one call cost, for the transcript and the `model-response` event. */
@@ -240,8 +234,8 @@ async function accountSpend(
     );
     if (!added.ok) throw LoopStop.from(added, 'during-call');
   }
-  const { turn, written } = recordTurn(state, step, response, startedAt, bill);
-  if (written) await written;
+  const recorded = recordTurn(state, step, response, startedAt, bill);
+  const turn = recorded instanceof Promise ? await recorded : recorded;
   if (unpriced) throw new LoopStop({ ...unpriced, unpriced: unpricedModel as string }, 'during-call');
   return turn;
 }
@@ -253,7 +247,7 @@ function recordTurn(
   response: ModelResponse,
   startedAt: number,
   bill: Bill,
-): { turn: ModelTurn; written: Promise<void> | undefined } {
+): ModelTurn | Promise<ModelTurn> {
   const { reported, callUsage, prefillTokens } = bill;
   // The provider's count of what it just read is the truth; the answer joins the next prefill. A
   // turn with server-side iterations says itself what the next prefill holds.
@@ -287,7 +281,8 @@ function recordTurn(
       now,
     );
   }
-  return { turn: { response, calls, text, prefillTokens }, written };
+  const turn: ModelTurn = { response, calls, text, prefillTokens };
+  return written ? written.then(() => turn) : turn;
 }
 
 /**
@@ -303,12 +298,15 @@ interface AdditionalCost {
   unpriced?: string;
 }
 
+/** Most calls bill nothing at other models' prices: one answer for them all. */
+const noAdditionalCost: AdditionalCost = Object.freeze({ costUsd: 0 });
+
 /**
  * Tokens the call billed at other models' prices: added to usage and the bill, priced each by its
  * model. `unpriced` names a model without a price (the spend limit then fails closed).
  */
 function additionalCost(state: LoopState, additional: ModelResponse['additionalUsage']): AdditionalCost {
-  if (!Array.isArray(additional)) return { costUsd: 0 };
+  if (!Array.isArray(additional)) return noAdditionalCost;
   let costUsd = 0;
   let unpriced: string | undefined;
   for (const entry of additional) {

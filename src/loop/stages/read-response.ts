@@ -18,57 +18,70 @@ export type Reading = { ends: Outcome } | { continues: true } | { tools: true };
 export function readResponse(state: LoopState, step: number, final: boolean, turn: ModelTurn): Reading {
   const { response, calls, text } = turn;
   const { limits } = state.setup;
-  const ended = (outcome: Outcome, complete = true): Reading => {
-    if (complete) state.completedSteps = step;
-    return { ends: outcome };
-  };
   if (response.stopReason === 'max_tokens' || response.stopReason === 'interrupted')
-    return ended({
+    return ended(state, step, {
       kind: 'truncated',
       block: calls.length > 0 ? 'tool_use' : 'text',
       text,
       unexecutedCalls: calls.map(unexecuted),
     });
-  if (response.stopReason === 'refusal') return ended({ kind: 'refused', text });
+  if (response.stopReason === 'refusal') return ended(state, step, { kind: 'refused', text });
   if (response.stopReason === 'context_window_exceeded') {
     const message = `the provider refused a prefill of about ${turn.prefillTokens} tokens`;
-    return ended(
-      { kind: 'hard_error', source: 'model', error: { name: 'ContextWindowExceeded', message } },
-      false,
-    );
+    return {
+      ends: { kind: 'hard_error', source: 'model', error: { name: 'ContextWindowExceeded', message } },
+    };
   }
-  const stepLimit = (): Outcome => ({
-    kind: 'step_limit',
-    limit: limits.maxSteps,
-    finalText: text === '' ? undefined : text,
-    unexecutedCalls: calls.map(unexecuted),
-  });
-  if (final) return ended(stepLimit());
+  if (final) return ended(state, step, stepLimit(state, turn));
   if (calls.length === 0) {
     state.completedSteps = step;
-    if (response.stopReason === 'pause_turn') return { continues: true };
+    if (response.stopReason === 'pause_turn') return continues;
     if (text.trim() === '') {
       const message = `the model returned no text and no tool call (stop reason ${response.stopReason})`;
-      return ended({
+      return ended(state, step, {
         kind: 'hard_error',
         source: 'empty_response',
         error: { name: 'EmptyResponse', message },
       });
     }
-    return ended({ kind: 'answered', text });
+    return ended(state, step, { kind: 'answered', text });
   }
-  const giveUp =
-    limits.giveUpTool === null ? undefined : calls.find((call) => call.name === limits.giveUpTool);
+  const giveUp = limits.giveUpTool === null ? undefined : giveUpCall(calls, limits.giveUpTool);
   if (giveUp) {
     const reason = (giveUp.input as { reason?: unknown } | undefined)?.reason;
-    return ended({
+    return ended(state, step, {
       kind: 'gave_up',
       reason: typeof reason === 'string' && reason !== '' ? reason : text || 'no reason given',
     });
   }
   // onStepLimit 'stop': the calls proposed at the limit would run blind (the model never sees their results).
-  if (step >= limits.maxSteps) return ended(stepLimit());
-  return { tools: true };
+  if (step >= limits.maxSteps) return ended(state, step, stepLimit(state, turn));
+  return tools;
+}
+
+// The two readings that carry nothing, made once (a reading per step otherwise).
+const continues: Reading = Object.freeze({ continues: true as const });
+const tools: Reading = Object.freeze({ tools: true as const });
+
+/** The run ends with this outcome, and the step counts as completed. */
+function ended(state: LoopState, step: number, outcome: Outcome): Reading {
+  state.completedSteps = step;
+  return { ends: outcome };
+}
+
+function stepLimit(state: LoopState, { calls, text }: ModelTurn): Outcome {
+  return {
+    kind: 'step_limit',
+    limit: state.setup.limits.maxSteps,
+    finalText: text === '' ? undefined : text,
+    unexecutedCalls: calls.map(unexecuted),
+  };
+}
+
+/** The first call to the give-up tool (a loop, not `find`: no closure per step). */
+function giveUpCall(calls: readonly ToolUseBlock[], giveUpTool: string): ToolUseBlock | undefined {
+  for (let i = 0; i < calls.length; i++) if ((calls[i] as ToolUseBlock).name === giveUpTool) return calls[i];
+  return undefined;
 }
 
 export function unexecuted(call: ToolUseBlock): UnexecutedCall {
