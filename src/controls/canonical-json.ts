@@ -9,24 +9,27 @@
  * canonicalJson({ b: 1, a: { d: [1, 2], c: 'x' } }); // '{"a":{"c":"x","d":[1,2]},"b":1}'
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, []);
+  return write(value, undefined);
 }
 
 /**
  * The objects being written, outermost first, to refuse a cycle. A list, not a set: inputs are
  * shallow, and a list costs no hashing; past `deepAncestors` levels a set takes over so a deep
- * value stays linear.
+ * value stays linear. Made at the first object (a string or number needs none), at length one:
+ * a list grown by push from empty reserves 17 slots.
  */
 type Ancestors = object[] & { set?: Set<object> };
 const deepAncestors = 32;
 
-function enter(ancestors: Ancestors, object: object): void {
+function enter(ancestors: Ancestors | undefined, object: object): Ancestors {
+  if (ancestors === undefined) return [object];
   if (ancestors.set) {
     if (ancestors.set.has(object)) throw new TypeError('canonicalJson: value contains a cycle');
     ancestors.set.add(object);
   } else if (ancestors.includes(object)) throw new TypeError('canonicalJson: value contains a cycle');
   ancestors.push(object);
   if (!ancestors.set && ancestors.length > deepAncestors) ancestors.set = new Set(ancestors);
+  return ancestors;
 }
 
 function leave(ancestors: Ancestors): void {
@@ -50,7 +53,7 @@ function sortedKeys(record: object): string[] {
   return keys;
 }
 
-function write(value: unknown, ancestors: Ancestors): string {
+function write(value: unknown, ancestors: Ancestors | undefined): string {
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value);
@@ -67,11 +70,11 @@ function write(value: unknown, ancestors: Ancestors): string {
   }
   if (value === null) return 'null';
   const object = value as object;
-  enter(ancestors, object);
+  const path = enter(ancestors, object);
   const toJson = (object as { toJSON?: unknown }).toJSON;
   if (typeof toJson === 'function') {
-    leave(ancestors);
-    return write(toJson.call(object), ancestors);
+    leave(path);
+    return write(toJson.call(object), path);
   }
   let out: string;
   if (Array.isArray(object)) {
@@ -82,7 +85,7 @@ function write(value: unknown, ancestors: Ancestors): string {
       out +=
         item === undefined || typeof item === 'function' || typeof item === 'symbol'
           ? 'null'
-          : write(item, ancestors);
+          : write(item, path);
     }
     out += ']';
   } else {
@@ -95,10 +98,10 @@ function write(value: unknown, ancestors: Ancestors): string {
       if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
       if (!first) out += ',';
       first = false;
-      out += JSON.stringify(key) + ':' + write(member, ancestors);
+      out += JSON.stringify(key) + ':' + write(member, path);
     }
     out += '}';
   }
-  leave(ancestors);
+  leave(path);
   return out;
 }

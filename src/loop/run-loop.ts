@@ -121,7 +121,8 @@ async function step(state: LoopState, step: number): Promise<Outcome | undefined
   const planning = planBatch(state, step, proposed, turn.text, undefined, prepared.offered);
   const planned = planning instanceof Promise ? await planning : planning;
   if ('ends' in planned) return planned.ends;
-  const calls: ToolUseBlock[] = proposed.map((entry) => entry.call);
+  // The proposals' calls, in order: the turn's own list.
+  const calls = turn.calls;
   if (!state.claimed) await ensureClaimed(state);
   const running = runBatch(state, step, calls, planned.plans);
   const settlements = running instanceof Promise ? await running : running;

@@ -94,7 +94,8 @@ export function observe(
   const results: UserMessage = { role: 'user', content };
   state.messages.push(results);
   state.contextTokens += setup.counter.message(results);
-  for (const settlement of settlements) if (settlement.isError) state.toolErrors++;
+  for (let index = 0; index < settlements.length; index++)
+    if ((settlements[index] as CallSettlement).isError) state.toolErrors++;
   state.completedSteps = step;
   state.completedMessages = state.messages.length;
 
