@@ -157,10 +157,23 @@ const nonDataKinds: ReadonlySet<string> = new Set([
  * does not know): such content is untrusted exactly like a client tool's result.
  */
 export function carriesExternalData(blocks: readonly AssistantBlock[]): boolean {
-  return blocks.some((block) => block.type === 'provider' && !nonDataKinds.has(block.kind));
+  // A loop, not `some`: read for every answer, and most hold no provider block.
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i] as AssistantBlock;
+    if (block.type === 'provider' && !nonDataKinds.has(block.kind)) return true;
+  }
+  return false;
 }
 
 /** The tool calls in an assistant turn, in order. */
 export function toolCallsOf(blocks: readonly AssistantBlock[]): ToolUseBlock[] {
-  return blocks.filter((block): block is ToolUseBlock => block.type === 'tool_use');
+  // Not `filter`: its result is grown from empty (17 slots reserved); most turns hold one call.
+  let calls: ToolUseBlock[] | undefined;
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i] as AssistantBlock;
+    if (block.type !== 'tool_use') continue;
+    if (calls === undefined) calls = [block];
+    else calls.push(block);
+  }
+  return calls ?? [];
 }
