@@ -123,7 +123,9 @@ function entry(table: PriceTable, key: string): ModelPrice | undefined {
  */
 export class PriceMemo {
   readonly #table: PriceTable;
-  readonly #seen = new Map<string, ResolvedPrice | null>();
+  /** By first id, then by second: a lookup builds no key (a run prices several times a step). */
+  readonly #seen = new Map<string | undefined, Map<string | undefined, ResolvedPrice | null>>();
+  #pairs = 0;
   readonly #limit: number;
 
   constructor(table: PriceTable, limit = 64) {
@@ -131,26 +133,19 @@ export class PriceMemo {
     this.#limit = limit;
   }
 
-  /** The last pair asked and its answer: a run asks for the same pair several times a step. */
-  #last:
-    | { first: string | undefined; second: string | undefined; found: ResolvedPrice | undefined }
-    | undefined;
-
   resolve(first: string | undefined, second?: string): ResolvedPrice | undefined {
-    const last = this.#last;
-    // No key string to build for the pair asked last.
-    if (last !== undefined && last.first === first && last.second === second) return last.found;
-    const found = this.#resolve(first, second);
-    this.#last = { first, second, found };
-    return found;
-  }
-
-  #resolve(first: string | undefined, second: string | undefined): ResolvedPrice | undefined {
-    const key = `${first ?? ''}\u0000${second ?? ''}`;
-    const seen = this.#seen.get(key);
+    let bySecond = this.#seen.get(first);
+    const seen = bySecond?.get(second);
     if (seen !== undefined) return seen ?? undefined;
     const found = resolvePrice(this.#table, first, second);
-    if (this.#seen.size < this.#limit) this.#seen.set(key, found ?? null);
+    if (this.#pairs < this.#limit) {
+      if (bySecond === undefined) {
+        bySecond = new Map();
+        this.#seen.set(first, bySecond);
+      }
+      bySecond.set(second, found ?? null);
+      this.#pairs++;
+    }
     return found;
   }
 }

@@ -78,19 +78,12 @@ export function observe(
 ): Outcome | undefined | Promise<Outcome | undefined> {
   const { setup, trace } = state;
   record(state, step, calls, settlements, thought);
-  // Sized once (map), not grown by push: the transcript keeps this array for the rest of the run,
-  // and a pushed-to array keeps a backing store of 17 slots for one result.
-  const content = calls.map((call, index): ToolResultBlock => {
-    const settlement = settlements[index] as CallSettlement;
-    const block: ToolResultBlock = {
-      type: 'tool_result',
-      toolUseId: call.id,
-      content: settlement.content,
-      isError: settlement.isError,
-    };
-    if (settlement.attachments) block.attachments = settlement.attachments;
-    return block;
-  });
+  // Sized once, not grown by push: the transcript keeps this array for the rest of the run, and a
+  // pushed-to array keeps a backing store of 17 slots. One call, the common batch, needs no closure.
+  const content =
+    calls.length === 1
+      ? [resultBlock(calls[0] as ToolUseBlock, settlements[0] as CallSettlement)]
+      : calls.map((call, index) => resultBlock(call, settlements[index] as CallSettlement));
   const results: UserMessage = { role: 'user', content };
   state.messages.push(results);
   state.contextTokens += setup.counter.message(results);
@@ -116,6 +109,18 @@ export function observe(
       })
     : undefined;
   return written ? written.then(() => closeStep(state, step, verdict)) : closeStep(state, step, verdict);
+}
+
+/** The result block the model is shown for one call. */
+function resultBlock(call: ToolUseBlock, settlement: CallSettlement): ToolResultBlock {
+  const block: ToolResultBlock = {
+    type: 'tool_result',
+    toolUseId: call.id,
+    content: settlement.content,
+    isError: settlement.isError,
+  };
+  if (settlement.attachments) block.attachments = settlement.attachments;
+  return block;
 }
 
 /** Drift with the world state read from the user's callback (inside the boundary). */
