@@ -61,6 +61,12 @@ export class RepeatDetector {
 
   /** The counts, for a serialized run state. */
   entries(): [string, number][] {
-    return [...this.#counts];
+    // Sized once and filled by forEach: spreading the map makes an iterator result per entry.
+    const out = new Array<[string, number]>(this.#counts.size);
+    let at = 0;
+    this.#counts.forEach((count, key) => {
+      out[at++] = [key, count];
+    });
+    return out;
   }
 }

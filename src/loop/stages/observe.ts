@@ -86,7 +86,11 @@ export function observe(
       : calls.map((call, index) => resultBlock(call, settlements[index] as CallSettlement));
   const results: UserMessage = { role: 'user', content };
   state.messages.push(results);
-  state.contextTokens += setup.counter.message(results);
+  // Remembered only where it is measured again (a context window, or prepareStep's requests, which
+  // count whole transcripts); otherwise nothing asks again, and a remembered message is a weak-map
+  // entry held, and visited by every GC, for the rest of the run.
+  state.contextTokens +=
+    state.window || setup.prepareStep ? setup.counter.message(results) : setup.counter.fresh(results);
   for (let index = 0; index < settlements.length; index++)
     if ((settlements[index] as CallSettlement).isError) state.toolErrors++;
   state.completedSteps = step;
