@@ -20,6 +20,9 @@ export type Execution =
 export class CallWatch {
   readonly #runtime: CallRuntime;
   readonly #timeoutMs: number;
+  /** Resolves the pending {@link run} (its promise's own resolve: no closure per call). */
+  #settle: ((outcome: Execution) => void) | undefined;
+  /** Wakes the pending output {@link check}. */
   #wake: ((cause: StopCause) => void) | undefined;
   #stopped: StopCause | undefined;
   #offAbort: (() => void) | undefined;
@@ -57,7 +60,7 @@ export class CallWatch {
   run(execution: Promise<unknown>): Promise<Execution> {
     if (this.#stopped) return Promise.resolve({ kind: 'stopped', cause: this.#stopped });
     return new Promise<Execution>((resolve) => {
-      this.#wake = (cause) => resolve({ kind: 'stopped', cause });
+      this.#settle = resolve;
       execution.then(
         (value) => {
           this.#endDeadline();
@@ -83,6 +86,7 @@ export class CallWatch {
 
   /** Unregisters the deadline (unless the tool's settling already did) and the abort callback, once each. */
   dispose(): void {
+    this.#settle = undefined;
     this.#wake = undefined;
     this.#endDeadline();
     const off = this.#offAbort;
@@ -109,6 +113,8 @@ export class CallWatch {
   #stop(cause: StopCause): void {
     if (this.#stopped) return;
     this.#stopped = cause;
+    // A run already settled ignores this (a promise resolves once).
+    this.#settle?.({ kind: 'stopped', cause });
     this.#wake?.(cause);
   }
 }

@@ -77,10 +77,6 @@ function awaitTool(
 ): Promise<CallSettlement> {
   const { tool } = job;
   watch.start();
-  const done = () => {
-    watch.dispose();
-    watch.release(execution);
-  };
   return watch.run(execution).then((outcome) => {
     let settled: CallSettlement | Promise<CallSettlement>;
     try {
@@ -90,13 +86,19 @@ function awaitTool(
       } else if (outcome.kind === 'thrown') settled = thrownSettlement(tool, outcome.thrown);
       else settled = settleValue(job, watch, outcome.value, timeoutMs);
     } catch (thrown) {
-      done();
+      unwatch(watch, execution);
       throw thrown;
     }
-    if (settled instanceof Promise) return settled.finally(done);
-    done();
+    if (settled instanceof Promise) return settled.finally(() => unwatch(watch, execution));
+    unwatch(watch, execution);
     return settled;
   });
+}
+
+/** The call is settled: its deadline and abort callback go, and a signal the tool made is released. */
+function unwatch(watch: CallWatch, execution: Promise<unknown>): void {
+  watch.dispose();
+  watch.release(execution);
 }
 
 /**

@@ -76,6 +76,11 @@ function shown(tool: AnyTool, output: unknown, serialized: string, options: Sizi
   return settlement;
 }
 
+// Made once: a regular expression literal and an arrow are new objects at every evaluation. (replace
+// starts a global expression at 0 and leaves it there, so one serves every call.)
+const lookAlikeTag = /<\/?tool-output/gi;
+const escapeTag = (tag: string): string => tag.replace('<', '&lt;');
+
 /**
  * Wraps untrusted output in a structural delimiter the model can see, escaping any look-alike
  * closing tag inside it. A delimiter is not a defence on its own (the taint guard is); it keeps
@@ -88,7 +93,7 @@ export function delimitUntrusted(tool: string, text: string): string {
     '<tool-output tool="',
     tool,
     '" trust="untrusted">\n',
-    text.replace(/<\/?tool-output/gi, (tag) => tag.replace('<', '&lt;')),
+    text.replace(lookAlikeTag, escapeTag),
     '\n</tool-output>',
   ].join('');
 }
