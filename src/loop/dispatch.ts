@@ -84,21 +84,34 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
   ): MaybePromise<CallPlan> => {
     const { call, step, signal } = request;
     const authorization = { tool, input, actor: options.actor, callId: call.id, step };
-    return andThen(authorizeCall(options.authorize, authorization, signal, emit), (denied) => {
-      if (denied) return denied;
-      if (tool.hasPreconditions === false) return gated(tool, input, request, emit);
-      const context: ToolContext = {
-        signal,
-        actor: options.actor,
-        runId: options.runId,
-        step,
-        callId: call.id,
-      };
-      return andThen(
-        checkPreconditions(tool, input, context, signal),
-        (refusal) => refusal ?? gated(tool, input, request, emit),
-      );
-    });
+    const authorized = authorizeCall(options.authorize, authorization, signal, emit);
+    // Branches, not andThen: a closure per call only when the authorizer or a sink is asynchronous.
+    if (authorized instanceof Promise)
+      return authorized.then((denied) => afterAuthorization(denied, tool, input, request, emit));
+    return afterAuthorization(authorized, tool, input, request, emit);
+  };
+
+  const afterAuthorization = (
+    denied: CallPlan | undefined,
+    tool: AnyTool,
+    input: unknown,
+    request: PlanRequest,
+    emit: Emit,
+  ): MaybePromise<CallPlan> => {
+    if (denied) return denied;
+    if (tool.hasPreconditions === false) return gated(tool, input, request, emit);
+    const { call, step, signal } = request;
+    const context: ToolContext = {
+      signal,
+      actor: options.actor,
+      runId: options.runId,
+      step,
+      callId: call.id,
+    };
+    return andThen(
+      checkPreconditions(tool, input, context, signal),
+      (refusal) => refusal ?? gated(tool, input, request, emit),
+    );
   };
 
   /** Stages 4–7: terminal repeats, the kill switch, autonomy, the taint guard; then the call may run. */
@@ -152,9 +165,12 @@ export function liveDispatcher(options: LiveDispatcherOptions): Dispatcher {
       const raw = verdict?.decision === 'edit' ? verdict.input : call.input;
       const malformed = checkInputShape(tool, raw, options.maxInputChars);
       if (malformed) return malformed;
-      return andThen(validateInput(tool, raw, request.signal), (valid) =>
-        valid.kind === 'valid' ? checked(tool, valid.input, request, emit) : valid,
-      );
+      const validation = validateInput(tool, raw, request.signal);
+      if (validation instanceof Promise)
+        return validation.then((valid) =>
+          valid.kind === 'valid' ? checked(tool, valid.input, request, emit) : valid,
+        );
+      return validation.kind === 'valid' ? checked(tool, validation.input, request, emit) : validation;
     },
   };
 }

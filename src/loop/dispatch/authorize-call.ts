@@ -1,8 +1,8 @@
 import { errorInfo } from '../../errors/error-info.js';
-import { guard } from '../boundary.js';
+import { type Guarded, guard } from '../boundary.js';
 import type { CallPlan, Emit } from '../call-plan.js';
 import type { AuthorizationRequest, AuthorizationVerdict, Authorizer } from '../options.js';
-import { andThen, emitted, type MaybePromise } from './maybe-async.js';
+import { emitted, type MaybePromise } from './maybe-async.js';
 import { errorContent, settled } from './settlement.js';
 
 /**
@@ -17,27 +17,39 @@ export function authorizeCall(
   emit: Emit,
 ): MaybePromise<CallPlan | undefined> {
   // The source is never surfaced: a throwing authorizer denies the call, it does not end the run.
-  return andThen(
-    guard('predicate', () => authorize(request), signal),
-    (answer) => {
-      if (!answer.ok && answer.stopped) return { kind: 'stopped' } as const;
-      const verdict = answer.ok
-        ? verdictOf(answer.value)
-        : { allow: false as const, reason: failedReason(answer.error.message) };
-      const recorded = emitted(
-        emit({
-          type: 'authorization',
-          step: request.step,
-          callId: request.callId,
-          tool: request.tool.name,
-          actorId: request.actor?.id ?? null,
-          allowed: verdict.allow,
-          reason: verdict.allow ? null : verdict.reason,
-        }),
-      );
-      return andThen(recorded, () => (verdict.allow ? undefined : denial(verdict.reason)));
-    },
+  const answer = guard('predicate', () => authorize(request), signal);
+  // Branches, not andThen: a closure per call only when the authorizer or the sink is asynchronous.
+  if (answer instanceof Promise) return answer.then((settled) => recordVerdict(settled, request, emit));
+  return recordVerdict(answer, request, emit);
+}
+
+/** The `authorization` event, then the denial (or undefined: the call may go on). */
+function recordVerdict(
+  answer: Guarded<AuthorizationVerdict | undefined>,
+  request: AuthorizationRequest,
+  emit: Emit,
+): MaybePromise<CallPlan | undefined> {
+  if (!answer.ok && answer.stopped) return { kind: 'stopped' } as const;
+  const verdict = answer.ok
+    ? verdictOf(answer.value)
+    : { allow: false as const, reason: failedReason(answer.error.message) };
+  const recorded = emitted(
+    emit({
+      type: 'authorization',
+      step: request.step,
+      callId: request.callId,
+      tool: request.tool.name,
+      actorId: request.actor?.id ?? null,
+      allowed: verdict.allow,
+      reason: verdict.allow ? null : verdict.reason,
+    }),
   );
+  if (recorded instanceof Promise) return recorded.then(() => denialOf(verdict));
+  return denialOf(verdict);
+}
+
+function denialOf(verdict: AuthorizationVerdict): CallPlan | undefined {
+  return verdict.allow ? undefined : denial(verdict.reason);
 }
 
 function failedReason(message: string): string {

@@ -1,9 +1,9 @@
 import { errorInfo } from '../../errors/error-info.js';
 import type { ToolUseBlock } from '../../model/content.js';
 import type { AnyTool, InputValidation } from '../../tools/define-tool.js';
-import { guard } from '../boundary.js';
+import { type Guarded, guard } from '../boundary.js';
 import type { CallPlan } from '../call-plan.js';
-import { andThen, type MaybePromise } from './maybe-async.js';
+import type { MaybePromise } from './maybe-async.js';
 import { errorContent, planOf, type Settled, settled } from './settlement.js';
 
 /** Stage 1a: arguments that are not JSON, or a tool that does not exist or is not offered at this step. */
@@ -99,17 +99,19 @@ export function validateInput(
   input: unknown,
   signal: AbortSignal,
 ): MaybePromise<ValidInput | CallPlan> {
-  return andThen(
-    guard('schema', () => tool.validate(input), signal),
-    (validated) => {
-      if (!validated.ok) return planOf(validated);
-      try {
-        return verdictOf(tool, validated.value);
-      } catch (thrown) {
-        return { kind: 'failed', source: 'schema', error: errorInfo(thrown) };
-      }
-    },
-  );
+  const validated = guard('schema', () => tool.validate(input), signal);
+  // A closure only for an asynchronous schema.
+  if (validated instanceof Promise) return validated.then((settled) => validationOf(tool, settled));
+  return validationOf(tool, validated);
+}
+
+function validationOf(tool: AnyTool, validated: Guarded<InputValidation<unknown>>): ValidInput | CallPlan {
+  if (!validated.ok) return planOf(validated);
+  try {
+    return verdictOf(tool, validated.value);
+  } catch (thrown) {
+    return { kind: 'failed', source: 'schema', error: errorInfo(thrown) };
+  }
 }
 
 function verdictOf(tool: AnyTool, validation: InputValidation<unknown>): ValidInput | Settled {

@@ -1,8 +1,8 @@
 import { type ErrorInfo, errorInfo } from '../../errors/error-info.js';
 import type { AnyTool } from '../../tools/define-tool.js';
-import { guard } from '../boundary.js';
+import { type Guarded, guard } from '../boundary.js';
 import type { CallSettlement } from '../call-plan.js';
-import { andThen, type MaybePromise } from './maybe-async.js';
+import type { MaybePromise } from './maybe-async.js';
 import { base, errorContent } from './settlement.js';
 
 /** A result the model must not see, `stopped` when the run's signal abandoned the check, or undefined: it may. */
@@ -14,17 +14,19 @@ export type OutputCheck = CallSettlement | 'stopped' | undefined;
  * other than a list, also ends the run `hard_error` with source `invariant`.
  */
 export function checkOutput(tool: AnyTool, output: unknown, signal: AbortSignal): MaybePromise<OutputCheck> {
-  return andThen(
-    guard('invariant', () => tool.checkOutput(output), signal),
-    (answer) => {
-      if (!answer.ok) return answer.stopped ? 'stopped' : checkFailed(tool, answer.error);
-      try {
-        return rejectionOf(tool, answer.value);
-      } catch (thrown) {
-        return checkFailed(tool, errorInfo(thrown));
-      }
-    },
-  );
+  const answer = guard('invariant', () => tool.checkOutput(output), signal);
+  // A closure only for an asynchronous check.
+  if (answer instanceof Promise) return answer.then((settled) => verdictOf(tool, settled));
+  return verdictOf(tool, answer);
+}
+
+function verdictOf(tool: AnyTool, answer: Guarded<string[]>): OutputCheck {
+  if (!answer.ok) return answer.stopped ? 'stopped' : checkFailed(tool, answer.error);
+  try {
+    return rejectionOf(tool, answer.value);
+  } catch (thrown) {
+    return checkFailed(tool, errorInfo(thrown));
+  }
 }
 
 function rejectionOf(tool: AnyTool, problems: string[]): CallSettlement | undefined {
