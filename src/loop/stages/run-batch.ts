@@ -22,6 +22,8 @@ export function runBatch(
   const runtime = new BatchRuntime(setup.clock, state.run.signal, state.deadlines);
   state.batch = runtime;
   const batch: Batch = { state, step, calls, plans, runtime, fatal: undefined };
+  const only = plans.length === 1 ? (plans[0] as CallPlan) : undefined;
+  if (only?.kind === 'execute') return runOnly(state, batch, only);
   let running: CallSettlement | CallSettlement[] | Promise<CallSettlement | CallSettlement[]>;
   try {
     // One call, the common batch: no worker closures, and no promise when the tool is synchronous.
@@ -43,6 +45,40 @@ export function runBatch(
       throw thrown;
     },
   );
+}
+
+/**
+ * A batch of one executed call, the common one: the call's settlement, its event and the batch's
+ * end in one continuation (settleCall's then() and the batch's would make two promises and two
+ * closures a step).
+ */
+function runOnly(
+  state: LoopState,
+  batch: Batch,
+  plan: Extract<CallPlan, { kind: 'execute' }>,
+): Promise<CallSettlement[]> {
+  const startedAt = state.setup.clock.now();
+  let execution: Promise<CallSettlement>;
+  try {
+    execution = plan.execute(batch.runtime);
+  } catch (thrown) {
+    endBatch(state, batch.runtime);
+    throw thrown;
+  }
+  const failed = (thrown: unknown): never => {
+    endBatch(state, batch.runtime);
+    throw thrown;
+  };
+  return execution.then((settlement) => {
+    let recorded: CallSettlement | Promise<CallSettlement>;
+    try {
+      recorded = settled(batch, 0, settlement, startedAt);
+    } catch (thrown) {
+      return failed(thrown);
+    }
+    if (recorded instanceof Promise) return recorded.then((last) => finishBatch(state, batch, last), failed);
+    return finishBatch(state, batch, recorded);
+  }, failed);
 }
 
 function endBatch(state: LoopState, runtime: BatchRuntime): void {
