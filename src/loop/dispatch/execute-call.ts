@@ -148,18 +148,27 @@ function settleValue(
   returned: unknown,
   timeoutMs: number,
 ): CallSettlement | Promise<CallSettlement> {
-  const { tool, options } = job;
   const { value, attachments } = splitAttachments(returned);
-  const checked = checkOutput(tool, value, job.signal);
-  const finish = (rejected: OutputCheck | 'stopped'): CallSettlement => {
-    if (rejected === 'stopped') return stoppedSettlement(tool.name, 'aborted', timeoutMs);
-    const settlement = rejected ?? echoesDropped(sizedSettlement(tool, value, options), job.call, job.input);
-    return attachments === undefined || settlement.isError
-      ? settlement
-      : attach(tool, settlement, attachments);
-  };
-  if (!(checked instanceof Promise)) return finish(checked);
-  return watch.check(checked).then(finish);
+  const checked = checkOutput(job.tool, value, job.signal);
+  // A closure only for an asynchronous check.
+  if (!(checked instanceof Promise)) return checkedSettlement(job, value, attachments, timeoutMs, checked);
+  return watch
+    .check(checked)
+    .then((rejected) => checkedSettlement(job, value, attachments, timeoutMs, rejected));
+}
+
+/** The result after its output checks: refused, stopped, or sized for the model with its attachments. */
+function checkedSettlement(
+  job: CallJob,
+  value: unknown,
+  attachments: readonly unknown[] | undefined,
+  timeoutMs: number,
+  rejected: OutputCheck | 'stopped',
+): CallSettlement {
+  const { tool, options } = job;
+  if (rejected === 'stopped') return stoppedSettlement(tool.name, 'aborted', timeoutMs);
+  const settlement = rejected ?? echoesDropped(sizedSettlement(tool, value, options), job.call, job.input);
+  return attachments === undefined || settlement.isError ? settlement : attach(tool, settlement, attachments);
 }
 
 /**

@@ -24,7 +24,7 @@ export function planBatch(
 ): Planned | Promise<Planned> {
   if (verdicts && verdicts.length > 0)
     return planWithVerdicts(state, step, proposed, thought, verdicts, offered);
-  return planFrom(state, step, proposed, thought, undefined, undefined, offered, [], 0);
+  return planFrom(state, step, proposed, thought, undefined, undefined, offered, undefined, 0);
 }
 
 /** Records each verdict (`stale` when its call changed), then plans with them. */
@@ -55,10 +55,13 @@ async function planWithVerdicts(
     if (written) await written;
     if (current) verdictById.set(verdict.approvalId, verdict);
   }
-  return planFrom(state, step, proposed, thought, ids, verdictById, offered, [], 0);
+  return planFrom(state, step, proposed, thought, ids, verdictById, offered, undefined, 0);
 }
 
-/** Plans calls from `from` on into `plans`; goes async only at a plan that is a promise. */
+/**
+ * Plans calls from `from` on into `plans`; goes async only at a plan that is a promise. The list is
+ * made at the first plan (a list grown by push from empty reserves 17 slots; most batches hold one).
+ */
 function planFrom(
   state: LoopState,
   step: number,
@@ -67,9 +70,10 @@ function planFrom(
   ids: readonly string[] | undefined,
   verdictById: ReadonlyMap<string, ApprovalVerdict> | undefined,
   offered: PreparedCall['offered'],
-  plans: CallPlan[],
+  planned: CallPlan[] | undefined,
   from: number,
 ): Planned | Promise<Planned> {
+  let plans = planned;
   const { setup } = state;
   for (let index = from; index < proposed.length; index++) {
     const { call, canonical } = proposed[index] as ProposedCall;
@@ -84,15 +88,21 @@ function planFrom(
       offered,
       signal: state.run.signal,
     };
-    const planned = setup.dispatcher.plan(request, state.trace.write);
-    if (planned instanceof Promise)
-      return planned.then((plan) => {
-        plans.push(checkedPlan(plan, verdict));
-        return planFrom(state, step, proposed, thought, ids, verdictById, offered, plans, index + 1);
+    const plan = setup.dispatcher.plan(request, state.trace.write);
+    if (plan instanceof Promise)
+      return plan.then((settled) => {
+        const list = withPlan(plans, checkedPlan(settled, verdict));
+        return planFrom(state, step, proposed, thought, ids, verdictById, offered, list, index + 1);
       });
-    plans.push(checkedPlan(planned, verdict));
+    plans = withPlan(plans, checkedPlan(plan, verdict));
   }
-  return requestsOf(state, step, proposed, thought, ids, verdictById, plans);
+  return requestsOf(state, step, proposed, thought, ids, verdictById, plans ?? []);
+}
+
+function withPlan(plans: CallPlan[] | undefined, plan: CallPlan): CallPlan[] {
+  if (plans === undefined) return [plan];
+  plans.push(plan);
+  return plans;
 }
 
 /** A plan as the batch runs it: edited calls noted; a failed or stopped plan ends the run. */
