@@ -65,69 +65,73 @@ async function steps(state: LoopState): Promise<Outcome> {
       );
       if (ended) return ended;
     }
-    while (true) {
-      const ended = await step(state, state.completedSteps + 1);
-      if (ended) return ended;
-    }
+    return await everyStep(state);
   } catch (thrown) {
     return stoppedBy(state, thrown);
   }
 }
 
 /**
- * One step: prepare → check budgets → call the model → read it → check the proposals → act. Stages
- * whose callbacks and sinks are synchronous return plain values; only those that did not are awaited.
+ * The steps until one ends the run; each pass of the loop is one step: prepare → check budgets →
+ * call the model → read it → check the proposals → act. Stages whose callbacks and sinks are
+ * synchronous return plain values; only those that did not are awaited. One async frame for every
+ * step of the run: an async function per step cost its frame, its promise and one more await
+ * (~400 B a step).
  */
-async function step(state: LoopState, step: number): Promise<Outcome | undefined> {
+async function everyStep(state: LoopState): Promise<Outcome> {
   const { limits } = state.setup;
-  const final = step >= limits.maxSteps && limits.onStepLimit === 'final-answer';
-  const preparing = prepareCall(state, step, final);
-  const prepared = preparing instanceof Promise ? await preparing : preparing;
-  const checking = checkBudgets(state, 'before-call', step, prepared.contextTokens, prepared.model);
-  const over = checking instanceof Promise ? await checking : checking;
-  if (over) return over;
-  if (state.run.signal.aborted) return abortOutcome(state, 'before-call');
-  if (state.trace.on) {
-    const written = state.trace.emit({
-      type: 'step-start',
-      step,
-      contextTokens: prepared.contextTokens,
-      billedTokens: state.billedTokens,
-      costUsd: state.costUsd,
-      toolsEnabled: !final,
-      v: traceVersion,
-      runId: '',
-      seq: 0,
-      at: 0,
-    });
-    if (written) await written;
+  while (true) {
+    const step = state.completedSteps + 1;
+    const final = step >= limits.maxSteps && limits.onStepLimit === 'final-answer';
+    const preparing = prepareCall(state, step, final);
+    const prepared = preparing instanceof Promise ? await preparing : preparing;
+    const checking = checkBudgets(state, 'before-call', step, prepared.contextTokens, prepared.model);
+    const over = checking instanceof Promise ? await checking : checking;
+    if (over) return over;
+    if (state.run.signal.aborted) return abortOutcome(state, 'before-call');
+    if (state.trace.on) {
+      const written = state.trace.emit({
+        type: 'step-start',
+        step,
+        contextTokens: prepared.contextTokens,
+        billedTokens: state.billedTokens,
+        costUsd: state.costUsd,
+        toolsEnabled: !final,
+        v: traceVersion,
+        runId: '',
+        seq: 0,
+        at: 0,
+      });
+      if (written) await written;
+    }
+    state.lastStep = step;
+    if (!state.claimed) await ensureClaimed(state);
+    const turn = await callModel(state, step, prepared);
+    const reading = readResponse(state, step, final, turn);
+    if ('ends' in reading) return reading.ends;
+    if ('continues' in reading) {
+      state.completedMessages = state.messages.length;
+      const ended = endStep(state, step);
+      if (ended) await ended;
+      continue;
+    }
+    const proposed = turn.calls.map(proposedCall);
+    const checked = checkProposals(state, step, proposed);
+    const looped = checked instanceof Promise ? await checked : checked;
+    if (looped) return looped;
+    // act(), inline: one async frame fewer per step.
+    const planning = planBatch(state, step, proposed, turn.text, undefined, prepared.offered);
+    const planned = planning instanceof Promise ? await planning : planning;
+    if ('ends' in planned) return planned.ends;
+    // The proposals' calls, in order: the turn's own list.
+    const calls = turn.calls;
+    if (!state.claimed) await ensureClaimed(state);
+    const running = runBatch(state, step, calls, planned.plans);
+    const settlements = running instanceof Promise ? await running : running;
+    const observing = observe(state, step, calls, settlements, turn.text);
+    const observed = observing instanceof Promise ? await observing : observing;
+    if (observed) return observed;
   }
-  state.lastStep = step;
-  if (!state.claimed) await ensureClaimed(state);
-  const turn = await callModel(state, step, prepared);
-  const reading = readResponse(state, step, final, turn);
-  if ('ends' in reading) return reading.ends;
-  if ('continues' in reading) {
-    state.completedMessages = state.messages.length;
-    const ended = endStep(state, step);
-    if (ended) await ended;
-    return undefined;
-  }
-  const proposed = turn.calls.map(proposedCall);
-  const checked = checkProposals(state, step, proposed);
-  const looped = checked instanceof Promise ? await checked : checked;
-  if (looped) return looped;
-  // act(), inline: one async frame fewer per step.
-  const planning = planBatch(state, step, proposed, turn.text, undefined, prepared.offered);
-  const planned = planning instanceof Promise ? await planning : planning;
-  if ('ends' in planned) return planned.ends;
-  // The proposals' calls, in order: the turn's own list.
-  const calls = turn.calls;
-  if (!state.claimed) await ensureClaimed(state);
-  const running = runBatch(state, step, calls, planned.plans);
-  const settlements = running instanceof Promise ? await running : running;
-  const observed = observe(state, step, calls, settlements, turn.text);
-  return observed instanceof Promise ? await observed : observed;
 }
 
 /** Plan the batch, run it, observe the results. */
