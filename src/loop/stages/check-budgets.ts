@@ -139,6 +139,8 @@ function concluded(
       ok: elapsed < limits.maxWallMs,
     };
   }
+  // The list was made at the length this check reads; a mismatch would leave holes in the event.
+  if (into.count !== readings.length) readings.length = into.count;
   if (readings.length === 0) return undefined;
   let failed: BudgetReading | undefined;
   for (let i = 0; i < readings.length; i++)
