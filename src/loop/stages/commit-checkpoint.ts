@@ -18,7 +18,19 @@ import { writeOf } from './checkpoint-write.js';
 const resumedHere = new Map<string, { revision: number; running: boolean }>();
 const resumedHereLimit = 10_000;
 
+/** The run remembered last: its entry is the newest already. */
+let rememberedLast: string | undefined;
+
 function remember(runId: string, revision: number, running: boolean): void {
+  // A run without a store is remembered at every step: its own entry, the newest, is updated in
+  // place (no entry object and no map delete and insert a step).
+  const seen = runId === rememberedLast ? resumedHere.get(runId) : undefined;
+  if (seen !== undefined) {
+    seen.revision = revision;
+    seen.running = running;
+    return;
+  }
+  rememberedLast = runId;
   resumedHere.delete(runId);
   resumedHere.set(runId, { revision, running });
   if (resumedHere.size > resumedHereLimit) resumedHere.delete(resumedHere.keys().next().value as string);
