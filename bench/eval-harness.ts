@@ -13,9 +13,9 @@
  *
  * The bar (≤ 5 %) is runEval against bare+kept: the same runs keeping the same traces, so what is
  * left is the harness's own work. What keeping traces costs is shown beside it. The bare pool builds
- * each run's options with a spread, as a user would; runEval uses Object.assign, because there the
- * spread made the options megamorphic (-15 % for runEval). The same change in the bare pool moved
- * its main-thread CPU by +1.8 % (6 interleaved pairs, noise), so the baseline is not held back by it.
+ * each run's options as runEval does (Object.assign onto a fresh object, then input and trace): a
+ * spread made the options megamorphic (-15 % for runEval once it stopped), and a baseline left
+ * with the slower construction would flatter the harness.
  *
  * Each contender runs in a child process of its own per round, rounds interleaved with the order
  * rotated. A child runs `--warmup` evals (15) so the JIT has settled, then times `--timed` evals
@@ -115,9 +115,13 @@ async function bare(keepTrace = false, retain = false): Promise<number> {
       // sends every run through a look-up at its start that runEval's runs do not make.
       const events: TraceEvent[] = [];
       const sink = keepTrace ? { write: (event: TraceEvent) => void events.push(event) } : undefined;
-      const result = await runAgent(
-        sink ? { ...config, input: next.input, trace: sink } : { ...config, input: next.input },
-      );
+      // Built as runEval builds a trial's options (Object.assign onto a fresh object, then the
+      // input and the trace): a spread gives nearly every options object a hidden class of its own
+      // on Node 20, which would slow this baseline and flatter the harness.
+      const options = Object.assign({}, config) as Parameters<typeof runAgent>[0];
+      options.input = next.input;
+      if (sink) options.trace = sink;
+      const result = await runAgent(options);
       // Kept to the end, as runEval keeps every trial's trace: the heap the collector walks is the same.
       if (sink && retain) kept.push(events);
       const text = result.outcome.kind === 'answered' ? result.outcome.text : undefined;
