@@ -597,6 +597,21 @@ describe('GET /runs/:id/events (Server-Sent Events)', () => {
       expect(pause()).toMatchObject({ event: 'trace', id: '1' });
     });
 
+    it('sent at once when reading the record fails while it waits (the wait is best effort)', async () => {
+      const { stores, clock, next, pending, pause } = await following();
+      await flush();
+      expect(pending()).toBe(true);
+      stores.records.delete('run_a');
+      const get = stores.runs.get;
+      stores.runs.get = async () => {
+        throw new Error('registry down');
+      };
+      clock.advance(10);
+      await next;
+      stores.runs.get = get;
+      expect(pause()).toMatchObject({ event: 'trace', id: '1' });
+    });
+
     it('sent after 5 s when the record never catches up (a worker that died between the writes)', async () => {
       const { clock, next, pending, pause } = await following();
       for (let index = 0; index < 49; index += 1) {

@@ -272,7 +272,9 @@ export function createRunService(options: RunServiceOptions): Hono<{ Variables: 
       heartbeatMs,
       finalState: async () => (await runs.get(record.runId)) ?? record,
       ended: record.status === 'ended',
-      beforeRunEnd: (seq, signal) => recordCaughtUp(runs, events, record.runId, seq, clock, signal),
+      // Best effort: a store that fails while we wait must not cost the client the event.
+      beforeRunEnd: (seq, signal) =>
+        recordCaughtUp(runs, events, record.runId, seq, clock, signal).catch(() => undefined),
     });
   });
 
