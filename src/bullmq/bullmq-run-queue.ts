@@ -4,7 +4,7 @@ import { fingerprint } from '../controls/fingerprint.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { ApprovalVerdict } from '../loop/approval.js';
 import { checkVerdicts } from '../queue/check-verdicts.js';
-import type { CancelResult, RunQueue, RunRequest, VerdictResult } from '../queue/run-queue.js';
+import type { CancelResult, RunQueue, RunRecord, RunRequest, VerdictResult } from '../queue/run-queue.js';
 import { queuedRecord, type RunJob } from '../queue/run-stores.js';
 import { type Clock, type IdGenerator, randomIds, systemClock } from '../time/clock.js';
 import { type RedisConnection, redisConnection } from './redis-connection.js';
@@ -38,6 +38,11 @@ function pauseName(requests: readonly { approvalId: string }[]): string {
       .sort()
       .join('\n'),
   );
+}
+
+/** The id of the job that resumes `runId` after the pause that asked for `requests`: one per pause. */
+function resumeJobId(runId: string, requests: readonly { approvalId: string }[]): string {
+  return `${runId}.resume.${pauseName(requests)}`;
 }
 
 /** The channel a cancel is published on; every worker listens. */
@@ -140,7 +145,7 @@ export class BullmqRunQueue implements RunQueue {
         [record.status],
       );
       if (!cancelling) continue;
-      if (record.status === 'queued' && (await this.#removeJobs(runId))) {
+      if (record.status === 'queued' && (await this.#removeJobs(record))) {
         // Its job is gone before any worker took it: nothing holds it, it ends here.
         const ended = await this.registry.update(
           runId,
@@ -159,17 +164,27 @@ export class BullmqRunQueue implements RunQueue {
     throw new Error(`cancel ${runId}: its record changed under each of 8 attempts`);
   }
 
-  /** Removes the run's waiting or delayed jobs; false when one is active (a worker has it). */
-  async #removeJobs(runId: string): Promise<boolean> {
-    const job = await this.queue.getJob(runId);
-    if (!job) return false;
-    try {
-      await job.remove();
-      return true;
-    } catch {
-      // Locked: a worker took it between the read and the remove.
-      return false;
+  /**
+   * Removes the run's waiting or delayed jobs: its first job and, for a run a verdict resumed, its
+   * resume job (named by the pause's approval ids, still on the record). True when one was removed
+   * and none is active; false when none was found or a worker holds one.
+   */
+  async #removeJobs(record: RunRecord): Promise<boolean> {
+    const ids = [record.runId];
+    if (record.pendingApprovals !== undefined) ids.push(resumeJobId(record.runId, record.pendingApprovals));
+    let removed = false;
+    for (const id of ids) {
+      const job = await this.queue.getJob(id);
+      if (!job) continue;
+      try {
+        await job.remove();
+        removed = true;
+      } catch {
+        // Locked: a worker took it between the read and the remove.
+        return false;
+      }
     }
+    return removed;
   }
 
   async submitVerdicts(runId: string, verdicts: ApprovalVerdict[]): Promise<VerdictResult> {
@@ -193,7 +208,7 @@ export class BullmqRunQueue implements RunQueue {
       // One resume job per pause, whatever else happens: the pause's approval ids name it (not the
       // attempt count, which a redelivered pause also counts).
       {
-        jobId: `${runId}.resume.${pauseName(record.pendingApprovals ?? [])}`,
+        jobId: resumeJobId(runId, record.pendingApprovals ?? []),
         removeOnComplete: true,
         removeOnFail: { count: 10_000 },
       },
