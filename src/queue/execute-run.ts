@@ -317,16 +317,16 @@ async function ended(
   outcome: Outcome,
   result: RunResult | undefined,
 ): Promise<ExecuteRunResult> {
-  const [record] = await Promise.all([
-    options.registry.update(runId, {
-      status: 'ended',
-      outcome,
-      pendingApprovals: undefined,
-      updatedAt: (options.clock ?? systemClock).now(),
-      ...(result ? figures(result) : {}),
-    }),
-    options.events.end(runId),
-  ]);
+  // The record first, then the log's end marker: a follower that sees the end reads the record
+  // for its closing state, and must find it ended (not `running` or `cancelling`).
+  const record = await options.registry.update(runId, {
+    status: 'ended',
+    outcome,
+    pendingApprovals: undefined,
+    updatedAt: (options.clock ?? systemClock).now(),
+    ...(result ? figures(result) : {}),
+  });
+  await options.events.end(runId);
   return { kind: 'ended', outcome, record };
 }
 
