@@ -33,11 +33,11 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { EvalSuite } from '../dist/eval/index.js';
-import { runEval, trialSeed } from '../dist/eval/index.js';
+import { bootstrapInterval, runEval, trialSeed } from '../dist/eval/index.js';
 import { runAgent, type TraceEvent } from '../dist/index.js';
 import { scriptedModel, seededRandom } from '../dist/testing/index.js';
 import { defineTool } from '../dist/tools/index.js';
-import { benchMeta, bootstrapInterval, mainThreadCpuMs, median, option } from './stats.js';
+import { benchMeta, mainThreadCpuMs, median, option } from './stats.js';
 
 const rounds = Number(option('rounds') ?? 7);
 const warmupEvals = Number(option('warmup') ?? 15);
@@ -254,7 +254,14 @@ function overhead(baseline: string, measure: Measure): { median: number; interva
     (value, round) => value / (series(baseline, measure)[round] as number),
   );
   if (ratios.length === 0 || ratios.some((ratio) => !Number.isFinite(ratio))) return null;
-  const [low, high] = bootstrapInterval(ratios);
+  // The library's own percentile bootstrap (reins/eval), seeded: the same rounds, the same interval.
+  const interval = bootstrapInterval(ratios, {
+    statistic: (sample) => median([...sample]),
+    resamples: 10_000,
+    random: seededRandom(1),
+  });
+  if (interval === null) return null;
+  const [low, high] = interval;
   return { median: median(ratios) - 1, interval: [low - 1, high - 1] };
 }
 const vsKept = overhead('bare+kept', 'wallMs');

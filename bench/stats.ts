@@ -61,36 +61,6 @@ export function benchMeta(extra: Record<string, unknown> = {}): Record<string, u
 }
 
 /**
- * A percentile bootstrap 95 % interval of `statistic` over `values` (resampled with replacement,
- * seeded, so the same samples give the same interval).
- */
-export function bootstrapInterval(
-  values: readonly number[],
-  statistic: (sample: number[]) => number = median,
-  { resamples = 10_000, seed = 1 }: { resamples?: number; seed?: number } = {},
-): [number, number] {
-  let state = seed >>> 0 || 1;
-  const random = () => {
-    // xorshift32: enough for resampling indices, and reproducible.
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 4_294_967_296;
-  };
-  const estimates: number[] = [];
-  const sample = new Array<number>(values.length);
-  for (let i = 0; i < resamples; i++) {
-    for (let j = 0; j < values.length; j++)
-      sample[j] = values[Math.floor(random() * values.length)] as number;
-    estimates.push(statistic(sample));
-  }
-  estimates.sort((a, b) => a - b);
-  const at = (q: number) =>
-    estimates[Math.min(estimates.length - 1, Math.floor(q * estimates.length))] as number;
-  return [at(0.025), at(0.975)];
-}
-
-/**
  * CPU time of this process's main thread so far, in ms (Linux: `/proc/self/task/<pid>/schedstat`,
  * nanoseconds), or undefined where that file is missing. `process.cpuUsage()` also counts the
  * threads that collect garbage and compile in the background; this is the JavaScript thread alone.
