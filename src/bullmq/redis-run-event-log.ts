@@ -13,13 +13,17 @@ import { checkTtl } from './redis-run-registry.js';
 // taken as applied only when it is this very append sent again (a connection that dropped before
 // its reply was read, resent by the client): it ends where the stream ends and the stream's last
 // entry carries its nonce. Another writer's batch, even byte for byte the same, is refused.
-// KEYS: stream. ARGV: channel, first seq, writer nonce, then the events' JSON in order.
+// The notice carries the batch (`e<first seq>` then each event's JSON, one per line: JSON text
+// holds no raw newline) when it is small enough, so a follower that is caught up takes the events
+// from it instead of reading them back; a larger batch's notice is its last seq, and followers read.
+// KEYS: stream. ARGV: channel, first seq, writer nonce, carry (1: the notice carries the batch),
+// then the events' JSON in order.
 const appendScript = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local next = 0
 if #last > 0 then next = tonumber(string.match(last[1][1], '%-(%d+)$')) end
 local first = tonumber(ARGV[2])
-local count = #ARGV - 3
+local count = #ARGV - 4
 if first ~= next then
   if #last > 0 and first + count == next then
     local fields = last[1][2]
@@ -27,13 +31,23 @@ if first ~= next then
   end
   return {0, next}
 end
-for i = 4, #ARGV - 1 do
-  redis.call('XADD', KEYS[1], '0-' .. (first + i - 3), 'e', ARGV[i])
+for i = 5, #ARGV - 1 do
+  redis.call('XADD', KEYS[1], '0-' .. (first + i - 4), 'e', ARGV[i])
 end
 redis.call('XADD', KEYS[1], '0-' .. (first + count), 'e', ARGV[#ARGV], 'n', ARGV[3])
-redis.call('PUBLISH', ARGV[1], first + count - 1)
+if ARGV[4] == '1' then
+  redis.call('PUBLISH', ARGV[1], 'e' .. first .. '\\n' .. table.concat(ARGV, '\\n', 5))
+else
+  redis.call('PUBLISH', ARGV[1], first + count - 1)
+end
 return {1, first + count}
 `;
+
+/**
+ * A notice carries its batch up to this many characters of event JSON: larger ones (a step with a
+ * big tool result) would fill subscribers' output buffers, which Redis bounds by closing them.
+ */
+const carryLimit = 64 * 1024;
 
 /** Events a follower reads per round trip. */
 const followPage = 500;
@@ -69,7 +83,10 @@ export class RedisRunEventLog implements RunEventStore {
   readonly #endedRunTtlMs: number;
   #subscriber: Redis | undefined;
   readonly #ownSubscriber: boolean;
-  readonly #listeners = new Map<string, { listeners: Set<() => void>; ready: Promise<unknown> }>();
+  readonly #listeners = new Map<
+    string,
+    { listeners: Set<(notice: string) => void>; ready: Promise<unknown> }
+  >();
   #handling = false;
 
   constructor(options: RedisRunEventLogOptions) {
@@ -96,6 +113,8 @@ export class RedisRunEventLog implements RunEventStore {
       if (event.seq !== first.seq + index) throw traceConflict(runId, first.seq + index, event.seq);
       return JSON.stringify(event);
     });
+    let size = 0;
+    for (const text of texts) size += text.length;
     // EVAL, not EVALSHA: an EVALSHA refused with NOSCRIPT (a restarted or flushed Redis) is sent
     // again as EVAL after its reply, behind a checkpoint commit sent after it, and `orderedBefore`
     // would not hold (test: write-behind.test.ts, SCRIPT FLUSH mid-run).
@@ -106,6 +125,7 @@ export class RedisRunEventLog implements RunEventStore {
       this.#channel(runId),
       first.seq,
       writerNonce(),
+      size <= carryLimit ? 1 : 0,
       ...texts,
     )) as [number, number];
     if (ok !== 1) throw traceConflict(runId, next, first.seq);
@@ -150,10 +170,11 @@ export class RedisRunEventLog implements RunEventStore {
   }
 
   async *follow(runId: string, afterSeq: number, signal: AbortSignal): AsyncIterable<TraceEvent> {
-    let noticed = false;
+    // Notices received and not yet taken, in the order Redis published them.
+    const notices: string[] = [];
     let wake: (() => void) | undefined;
-    const listener = () => {
-      noticed = true;
+    const listener = (notice: string) => {
+      notices.push(notice);
       wake?.();
     };
     const onAbort = () => wake?.();
@@ -161,24 +182,55 @@ export class RedisRunEventLog implements RunEventStore {
     await this.#subscribe(runId, listener);
     try {
       let cursor = afterSeq;
+      let read = true;
       while (!signal.aborted) {
-        noticed = false;
-        // Ended is sent before the read, on the same connection, so Redis answers it first: an
-        // end seen here means every event is already readable. Both go in one round trip.
-        const [ended, fresh] = await Promise.all([this.#ended(runId), this.read(runId, cursor, followPage)]);
-        for (const event of fresh) {
-          cursor = event.seq;
-          yield event;
-          if (signal.aborted) return;
+        if (read) {
+          // Notices so far are covered by this read (each is published after its append is applied);
+          // any that land while it is in flight are kept, and their events skipped if it had them.
+          notices.length = 0;
+          // Ended is sent before the read, on the same connection, so Redis answers it first: an
+          // end seen here means every event is already readable. Both go in one round trip.
+          const [ended, fresh] = await Promise.all([
+            this.#ended(runId),
+            this.read(runId, cursor, followPage),
+          ]);
+          for (const event of fresh) {
+            if (event.seq <= cursor) continue;
+            cursor = event.seq;
+            yield event;
+            if (signal.aborted) return;
+          }
+          // A full page may have more behind it.
+          if (fresh.length === followPage) continue;
+          if (ended) return;
+          read = false;
         }
-        // A full page may have more behind it. Otherwise the read saw every event appended before
-        // it: a later append publishes its notice after it is applied, which sets `noticed` (now or
-        // while this follower waits), so reading again without one would only find nothing.
-        if (fresh.length === followPage) continue;
-        if (ended) return;
-        if (noticed) continue;
+        // The read saw every event appended before it: each later append publishes a notice after it
+        // is applied. A notice that carries its batch continuing the cursor is taken as it is; any
+        // other (an end, a large batch, a gap left by a notice lost to a reconnect) means read again.
+        while (!read && notices.length > 0) {
+          const batch = carried(notices.shift() as string);
+          if (!batch) read = true;
+          else if (batch.first > cursor + 1) read = true;
+          else
+            for (let index = cursor + 1 - batch.first; index < batch.texts.length; index++) {
+              const event = parsed(batch.texts[index] as string);
+              if (event?.seq !== batch.first + index) {
+                read = true;
+                break;
+              }
+              cursor = event.seq;
+              yield event;
+              if (signal.aborted) return;
+            }
+        }
+        if (read) continue;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.#pollMs);
+          const timer = setTimeout(() => {
+            // No notice for a while: one may have been lost to a reconnect.
+            read = true;
+            resolve();
+          }, this.#pollMs);
           wake = () => {
             clearTimeout(timer);
             resolve();
@@ -192,14 +244,14 @@ export class RedisRunEventLog implements RunEventStore {
     }
   }
 
-  async #subscribe(runId: string, listener: () => void): Promise<void> {
+  async #subscribe(runId: string, listener: (notice: string) => void): Promise<void> {
     if (!this.#subscriber) this.#subscriber = this.#redis.duplicate();
     const subscriber = this.#subscriber;
     if (!this.#handling) {
       this.#handling = true;
-      subscriber.on('message', (channel: string) => {
+      subscriber.on('message', (channel: string, notice: string) => {
         const runId = channel.slice(`${this.#prefix}:events-notice:`.length);
-        for (const notify of this.#listeners.get(runId)?.listeners ?? []) notify();
+        for (const notify of this.#listeners.get(runId)?.listeners ?? []) notify(notice);
       });
     }
     let entry = this.#listeners.get(runId);
@@ -212,7 +264,7 @@ export class RedisRunEventLog implements RunEventStore {
     await entry.ready;
   }
 
-  async #unsubscribe(runId: string, listener: () => void): Promise<void> {
+  async #unsubscribe(runId: string, listener: (notice: string) => void): Promise<void> {
     const entry = this.#listeners.get(runId);
     if (!entry) return;
     entry.listeners.delete(listener);
@@ -229,5 +281,24 @@ export class RedisRunEventLog implements RunEventStore {
       // A follow after close makes a new subscriber: it needs its own message handler.
       this.#handling = false;
     }
+  }
+}
+
+/** The batch a notice carries (`e<first seq>` and one event's JSON per line), or `undefined` for any other notice. */
+function carried(notice: string): { first: number; texts: string[] } | undefined {
+  if (!notice.startsWith('e')) return undefined;
+  const lines = notice.split('\n');
+  const first = Number((lines[0] as string).slice(1));
+  if (!Number.isSafeInteger(first) || first < 0 || lines.length < 2) return undefined;
+  return { first, texts: lines.slice(1) };
+}
+
+/** A carried event's JSON, or `undefined` when it is not an event (read the stream instead). */
+function parsed(text: string): TraceEvent | undefined {
+  try {
+    const event = JSON.parse(text) as TraceEvent | null;
+    return typeof event === 'object' && event !== null ? event : undefined;
+  } catch {
+    return undefined;
   }
 }
