@@ -165,8 +165,20 @@ export class RedisRunEventLog implements RunEventStore {
     return entries.map(([, fields]) => JSON.parse(fields[1] as string) as TraceEvent);
   }
 
+  /**
+   * Whether the run's trace will not grow: its end marker is there, or its record (kept under the
+   * same prefix by `RedisRunRegistry`) has ended, or the record is gone while the run id's
+   * tombstone stays (it expired: its trace and end marker expire too, and a follower waiting for
+   * them would wait forever). The record is written `ended` after the run's last append and before
+   * the end marker, so an ended record means every event is readable. Three reads sent together.
+   */
   async #ended(runId: string): Promise<boolean> {
-    return (await this.#redis.exists(`${this.#prefix}:events-ended:${runId}`)) === 1;
+    const [marker, status, tombstone] = await Promise.all([
+      this.#redis.exists(`${this.#prefix}:events-ended:${runId}`),
+      this.#redis.hget(`${this.#prefix}:run:${runId}`, 'status'),
+      this.#redis.exists(`${this.#prefix}:run-id:${runId}`),
+    ]);
+    return marker === 1 || status === 'ended' || (status === null && tombstone === 1);
   }
 
   async *follow(runId: string, afterSeq: number, signal: AbortSignal): AsyncIterable<TraceEvent> {
@@ -188,8 +200,8 @@ export class RedisRunEventLog implements RunEventStore {
           // Notices so far are covered by this read (each is published after its append is applied);
           // any that land while it is in flight are kept, and their events skipped if it had them.
           notices.length = 0;
-          // Ended is sent before the read, on the same connection, so Redis answers it first: an
-          // end seen here means every event is already readable. Both go in one round trip.
+          // Ended is asked before the read, on the same connection, so Redis answers it first: an
+          // end seen here means every event is already readable. All go in one round trip.
           const [ended, fresh] = await Promise.all([
             this.#ended(runId),
             this.read(runId, cursor, followPage),

@@ -125,10 +125,9 @@ describe('review: endedRunTtlMs (5f4e4b9)', () => {
     }
   });
 
-  // Known limit, not fixed yet (docs/queue.md): pinned with it.fails so a fix shows up here.
-  // The service no longer follows an ended run (it reads it and sends `end`: run-service.test.ts);
-  // the log's own follow still cannot tell an expired trace from a run that has not started.
-  it.fails('KNOWN LIMIT, FINDING 10: RedisRunEventLog.follow of a run whose trace and end marker expired waits forever', {
+  // Fixed: the log's follow reads the run's record (same prefix) with its end marker: an ended
+  // record, or a record gone while the id's tombstone stays, ends the follow (follow-ended.test.ts).
+  it('FINDING 10 (fixed): RedisRunEventLog.follow of a run whose trace and end marker expired ends', {
     timeout: 20_000,
   }, async ({ skip }) => {
     if (!redis) return skip();
