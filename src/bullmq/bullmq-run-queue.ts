@@ -85,7 +85,7 @@ export class BullmqRunQueue implements RunQueue {
     });
     const ttl = options.endedRunTtlMs === undefined ? {} : { endedRunTtlMs: options.endedRunTtlMs };
     this.registry = new RedisRunRegistry({ redis, prefix: this.#prefix, ...ttl });
-    this.events = new RedisRunEventLog({ redis, prefix: this.#prefix, ...ttl });
+    this.events = new RedisRunEventLog({ redis, prefix: this.#prefix, records: this.registry, ...ttl });
   }
 
   async enqueue(

@@ -1,10 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
-import type { RunEventStore } from '../queue/run-stores.js';
+import { ConfigurationError } from '../errors/reins-error.js';
+import type { RunEventStore, RunProgress, RunRecordStore } from '../queue/run-stores.js';
 import { traceConflict } from '../queue/trace-conflict.js';
 import { writerNonce } from '../redis/writer-nonce.js';
 import type { TraceEvent } from '../trace/events.js';
-import { checkTtl } from './redis-run-registry.js';
+import { checkTtl, progressFields, type RedisRunRegistry } from './redis-run-registry.js';
 
 // A run's events are a stream whose entry ids are `0-<seq + 1>`, so the stream itself orders and
 // indexes them by seq. One script appends a batch: it checks the first event continues the
@@ -16,14 +17,18 @@ import { checkTtl } from './redis-run-registry.js';
 // The notice carries the batch (`e<first seq>` then each event's JSON, one per line: JSON text
 // holds no raw newline) when it is small enough, so a follower that is caught up takes the events
 // from it instead of reading them back; a larger batch's notice is its last seq, and followers read.
-// KEYS: stream. ARGV: channel, first seq, writer nonce, carry (1: the notice carries the batch),
-// then the events' JSON in order.
+// With a record key, the batch's progress figures (the run's step count and bill) are set on the
+// run's record in the same script, when the record exists (a deleted or expired one is not remade).
+// KEYS: stream[, record]. ARGV: channel, first seq, writer nonce, carry (1: the notice carries the
+// batch), m, m record field/value strings, then the events' JSON in order.
 const appendScript = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local next = 0
 if #last > 0 then next = tonumber(string.match(last[1][1], '%-(%d+)$')) end
 local first = tonumber(ARGV[2])
-local count = #ARGV - 4
+local m = tonumber(ARGV[5])
+local t0 = 6 + m
+local count = #ARGV - t0 + 1
 if first ~= next then
   if #last > 0 and first + count == next then
     local fields = last[1][2]
@@ -31,12 +36,15 @@ if first ~= next then
   end
   return {0, next}
 end
-for i = 5, #ARGV - 1 do
-  redis.call('XADD', KEYS[1], '0-' .. (first + i - 4), 'e', ARGV[i])
+for i = t0, #ARGV - 1 do
+  redis.call('XADD', KEYS[1], '0-' .. (first + i - t0 + 1), 'e', ARGV[i])
 end
 redis.call('XADD', KEYS[1], '0-' .. (first + count), 'e', ARGV[#ARGV], 'n', ARGV[3])
+if m > 0 and redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('HSET', KEYS[2], unpack(ARGV, 6, 5 + m))
+end
 if ARGV[4] == '1' then
-  redis.call('PUBLISH', ARGV[1], 'e' .. first .. '\\n' .. table.concat(ARGV, '\\n', 5))
+  redis.call('PUBLISH', ARGV[1], 'e' .. first .. '\\n' .. table.concat(ARGV, '\\n', t0))
 else
   redis.call('PUBLISH', ARGV[1], first + count - 1)
 end
@@ -62,6 +70,12 @@ export interface RedisRunEventLogOptions {
   subscriber?: Redis;
   /** Prefix of every key. @default 'reins' */
   prefix?: string;
+  /**
+   * The registry whose records this log's appends keep current (same client and prefix): an append
+   * handed a step's progress sets it on the run's record in the same script (see
+   * {@link RunEventStore.recordsProgress}). `createRunWorker` passes its own.
+   */
+  records?: RedisRunRegistry;
   /** A follower re-reads at least this often, in case a notice was lost to a reconnect. @default 5_000 */
   pollMs?: number;
   /**
@@ -81,6 +95,7 @@ export class RedisRunEventLog implements RunEventStore {
   readonly #prefix: string;
   readonly #pollMs: number;
   readonly #endedRunTtlMs: number;
+  readonly #records: RedisRunRegistry | undefined;
   #subscriber: Redis | undefined;
   readonly #ownSubscriber: boolean;
   readonly #listeners = new Map<
@@ -94,6 +109,9 @@ export class RedisRunEventLog implements RunEventStore {
     this.#prefix = options.prefix ?? 'reins';
     this.#pollMs = options.pollMs ?? 5_000;
     this.#endedRunTtlMs = checkTtl(options.endedRunTtlMs);
+    this.#records = options.records;
+    if (this.#records && this.#records.prefix !== this.#prefix)
+      throw new ConfigurationError('records', 'must use the same prefix as the log');
     this.#subscriber = options.subscriber;
     this.#ownSubscriber = options.subscriber === undefined;
   }
@@ -106,7 +124,7 @@ export class RedisRunEventLog implements RunEventStore {
     return `${this.#prefix}:events-notice:${runId}`;
   }
 
-  async append(runId: string, events: readonly TraceEvent[]): Promise<void> {
+  async append(runId: string, events: readonly TraceEvent[], progress?: RunProgress): Promise<void> {
     const first = events[0];
     if (!first) return;
     const texts = events.map((event, index) => {
@@ -115,20 +133,30 @@ export class RedisRunEventLog implements RunEventStore {
     });
     let size = 0;
     for (const text of texts) size += text.length;
+    const fields = progress && this.#records ? progressFields(progress) : [];
     // EVAL, not EVALSHA: an EVALSHA refused with NOSCRIPT (a restarted or flushed Redis) is sent
     // again as EVAL after its reply, behind a checkpoint commit sent after it, and `orderedBefore`
     // would not hold (test: write-behind.test.ts, SCRIPT FLUSH mid-run).
     const [ok, next] = (await this.#redis.eval(
       appendScript,
-      1,
+      fields.length > 0 ? 2 : 1,
       this.#stream(runId),
+      ...(fields.length > 0 ? [(this.#records as RedisRunRegistry).recordKey(runId)] : []),
       this.#channel(runId),
       first.seq,
       writerNonce(),
       size <= carryLimit ? 1 : 0,
+      fields.length,
+      ...fields,
       ...texts,
     )) as [number, number];
     if (ok !== 1) throw traceConflict(runId, next, first.seq);
+  }
+
+  /** True for the registry this log was made with (`records`), on one Redis (not a Cluster: two keys). */
+  recordsProgress(registry: RunRecordStore): boolean {
+    const redis = this.#redis as Redis & { isCluster?: boolean };
+    return redis.isCluster !== true && this.#records !== undefined && registry === this.#records;
   }
 
   /**

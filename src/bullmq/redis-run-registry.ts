@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { RunRecord, RunRecordStatus, RunRequest } from '../queue/run-queue.js';
-import type { RunRecordPatch, RunRecordStore } from '../queue/run-stores.js';
+import type { RunProgress, RunRecordPatch, RunRecordStore } from '../queue/run-stores.js';
 
 // A run is a hash: one field per record field, each JSON, plus `request` (the queued request, so a
 // resume job can be built from the record alone). `status` is plain text so Lua can compare it.
@@ -79,17 +79,25 @@ export interface RedisRunRegistryOptions {
  */
 export class RedisRunRegistry implements RunRecordStore {
   readonly #redis: Redis;
+  /** Prefix of every key. */
+  readonly prefix: string;
   readonly #prefix: string;
   readonly #endedRunTtlMs: number;
 
   constructor(options: RedisRunRegistryOptions) {
     this.#redis = options.redis;
     this.#prefix = options.prefix ?? 'reins';
+    this.prefix = this.#prefix;
     this.#endedRunTtlMs = checkTtl(options.endedRunTtlMs);
   }
 
   #key(runId: string): string {
     return `${this.#prefix}:run:${runId}`;
+  }
+
+  /** The run's record hash (for a log that writes progress to it in its own script). */
+  recordKey(runId: string): string {
+    return this.#key(runId);
   }
 
   async create(record: RunRecord, request?: RunRequest): Promise<boolean> {
@@ -184,6 +192,20 @@ export function checkTtl(ttl: number | undefined): number {
   if (!Number.isInteger(ttl) || ttl <= 0)
     throw new ConfigurationError('endedRunTtlMs', `must be a positive integer, got ${String(ttl)}`);
   return ttl;
+}
+
+/** A step's progress figures as the record's hash stores them (field, JSON value, …). */
+export function progressFields(progress: RunProgress): string[] {
+  return [
+    'steps',
+    JSON.stringify(progress.steps),
+    'billedTokens',
+    JSON.stringify(progress.billedTokens),
+    'costUsd',
+    JSON.stringify(progress.costUsd),
+    'updatedAt',
+    JSON.stringify(progress.updatedAt),
+  ];
 }
 
 function toPairs(record: RunRecord): string[] {

@@ -85,7 +85,7 @@ export async function createRunWorker(options: RunWorkerOptions): Promise<RunWor
   const lockDurationMs = options.lockDurationMs ?? 30_000;
   const ttl = options.endedRunTtlMs === undefined ? {} : { endedRunTtlMs: options.endedRunTtlMs };
   const registry = new RedisRunRegistry({ redis, prefix, ...ttl });
-  const events = new RedisRunEventLog({ redis, prefix, ...ttl });
+  const events = new RedisRunEventLog({ redis, prefix, records: registry, ...ttl });
   const limiter = new TenantLimiter({
     redis,
     prefix,

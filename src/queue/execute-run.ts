@@ -10,7 +10,7 @@ import type { TraceSink } from '../trace/sink.js';
 import type { AgentRegistry } from './agent-definition.js';
 import { RunEventSink } from './run-event-sink.js';
 import type { RunRecord, RunRecordStatus } from './run-queue.js';
-import type { RunEventStore, RunJob, RunRecordStore } from './run-stores.js';
+import type { RunEventStore, RunJob, RunProgress, RunRecordStore } from './run-stores.js';
 
 /** What {@link executeRun} needs: the same on every worker. */
 export interface RunExecutorOptions {
@@ -152,7 +152,9 @@ export async function executeRun(
     log: options.events,
     runId,
     writeBehind: options.events.orderedBefore?.(options.checkpoint) === true,
-    onAppend: (events) => progress(options, runId, events, clock),
+    ...(options.events.recordsProgress?.(registry) === true
+      ? { progress: (events: readonly TraceEvent[]) => progressOf(events, clock) }
+      : { onAppend: (events: readonly TraceEvent[]) => progress(options, runId, events, clock) }),
   });
   const common = {
     actor: request.actor,
@@ -258,6 +260,21 @@ async function heldElsewhere(
   }
 }
 
+/** The record's figures after a batch: from its last `step-end`, if it has one. */
+function progressOf(events: readonly TraceEvent[], clock: Clock): RunProgress | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as TraceEvent;
+    if (event.type !== 'step-end') continue;
+    return {
+      steps: event.step,
+      billedTokens: event.billedTokens,
+      costUsd: event.costUsd,
+      updatedAt: clock.now(),
+    };
+  }
+  return undefined;
+}
+
 /** Keeps the record's step count and bill current as each step's events land. */
 async function progress(
   options: RunExecutorOptions,
@@ -265,17 +282,8 @@ async function progress(
   events: readonly TraceEvent[],
   clock: Clock,
 ): Promise<void> {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i] as TraceEvent;
-    if (event.type !== 'step-end') continue;
-    await options.registry.update(runId, {
-      steps: event.step,
-      billedTokens: event.billedTokens,
-      costUsd: event.costUsd,
-      updatedAt: clock.now(),
-    });
-    return;
-  }
+  const figures = progressOf(events, clock);
+  if (figures) await options.registry.update(runId, figures);
 }
 
 async function parked(

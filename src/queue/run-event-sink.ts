@@ -1,6 +1,6 @@
 import type { TraceEvent } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
-import type { RunEventStore } from './run-stores.js';
+import type { RunEventStore, RunProgress } from './run-stores.js';
 
 /** Events after which the buffer is written: the first one (a follower sees the run start), each step's end, the run's end. */
 const flushOn = new Set<TraceEvent['type']>(['run-start', 'step-end', 'run-end']);
@@ -29,6 +29,7 @@ export class RunEventSink implements TraceSink {
   readonly #runId: string;
   readonly #onAppend: ((events: readonly TraceEvent[]) => void | Promise<void>) | undefined;
   readonly #writeBehind: boolean;
+  readonly #progress: ((events: readonly TraceEvent[]) => RunProgress | undefined) | undefined;
   #buffer: TraceEvent[] = [];
   /** With `writeBehind`: the last append sent and not yet confirmed (kept, rejected, after a failure). */
   #inFlight: Promise<void> | undefined;
@@ -44,11 +45,17 @@ export class RunEventSink implements TraceSink {
     onAppend?: (events: readonly TraceEvent[]) => void | Promise<void>;
     /** Send appends without waiting for their reply (only when the log is `orderedBefore` the checkpoint store). @default false */
     writeBehind?: boolean;
+    /**
+     * The record's figures a batch leaves, handed to the append with it (only when the log
+     * `recordsProgress` in the run's registry: then no separate record update is made).
+     */
+    progress?: (events: readonly TraceEvent[]) => RunProgress | undefined;
   }) {
     this.#log = options.log;
     this.#runId = options.runId;
     this.#onAppend = options.onAppend;
     this.#writeBehind = options.writeBehind === true;
+    this.#progress = options.progress;
   }
 
   write(event: TraceEvent): Promise<void> | undefined {
@@ -117,7 +124,10 @@ export class RunEventSink implements TraceSink {
     const batch = this.#buffer;
     this.#buffer = [];
     // Sent together: over one Redis connection the two writes share a round trip.
-    const appended = this.#log.append(this.#runId, batch);
+    const progress = this.#progress?.(batch);
+    const appended = progress
+      ? this.#log.append(this.#runId, batch, progress)
+      : this.#log.append(this.#runId, batch);
     if (this.#onAppend) await Promise.all([appended, this.#onAppend(batch)]);
     else await appended;
   }

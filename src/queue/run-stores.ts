@@ -1,5 +1,6 @@
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { ApprovalVerdict } from '../loop/approval.js';
+import type { TraceEvent } from '../trace/events.js';
 import type { RunEventLog, RunRecord, RunRecordStatus, RunRegistry, RunRequest } from './run-queue.js';
 
 /** Changes to a {@link RunRecord}: a field set to `undefined` is removed (`pendingApprovals` after a verdict). */
@@ -36,7 +37,28 @@ export interface RunRecordStore extends RunRegistry {
  * first event does not continue the run's sequence is refused (it throws), so a worker that lost
  * the run cannot interleave a second copy of a step, and a resumed run asks the log where to go on.
  */
+/** A run record's running figures, as each step's end leaves them. */
+export interface RunProgress {
+  steps: number;
+  billedTokens: number;
+  costUsd: number;
+  updatedAt: number;
+}
+
 export interface RunEventStore extends RunEventLog {
+  /**
+   * Appends `events` (refused, by throwing, unless the first continues the run's `seq`). With
+   * `progress`, a log that {@link RunEventStore.recordsProgress | records progress} also sets those
+   * figures on the run's record, in the same operation, when the record exists.
+   */
+  append(runId: string, events: readonly TraceEvent[], progress?: RunProgress): Promise<void>;
+  /**
+   * True when an `append` given `progress` writes it to `registry`'s record of the run (the log
+   * and the registry share a server and a key prefix). The executor then hands each step's figures
+   * to the append instead of updating the record beside it: one write per step instead of two.
+   * @default false
+   */
+  recordsProgress?(registry: RunRecordStore): boolean;
   /** The `seq` after the run's last event, or `undefined` when it has none. */
   nextSeq(runId: string): Promise<number | undefined>;
   /** The run has reached its terminal outcome: followers stop after its last event. */
