@@ -90,13 +90,14 @@ describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')("a step's progress writ
 
   it('only the registry it was made with, under its own prefix', () => {
     if (!redis) throw new Error('no redis');
+    const client = redis;
     const prefix = uniquePrefix('progress-which');
-    const registry = new RedisRunRegistry({ redis, prefix });
-    const events = new RedisRunEventLog({ redis, prefix, records: registry });
-    expect(events.recordsProgress(new RedisRunRegistry({ redis, prefix }))).toBe(false);
-    expect(new RedisRunEventLog({ redis, prefix }).recordsProgress(registry)).toBe(false);
-    expect(() => new RedisRunEventLog({ redis, prefix: `${prefix}-other`, records: registry })).toThrow(
-      ConfigurationError,
-    );
+    const registry = new RedisRunRegistry({ redis: client, prefix });
+    const events = new RedisRunEventLog({ redis: client, prefix, records: registry });
+    expect(events.recordsProgress(new RedisRunRegistry({ redis: client, prefix }))).toBe(false);
+    expect(new RedisRunEventLog({ redis: client, prefix }).recordsProgress(registry)).toBe(false);
+    expect(
+      () => new RedisRunEventLog({ redis: client, prefix: `${prefix}-other`, records: registry }),
+    ).toThrow(ConfigurationError);
   });
 });
