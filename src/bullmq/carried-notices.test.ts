@@ -37,14 +37,18 @@ async function follow(log: RedisRunEventLog, runId: string, write: () => Promise
   const stop = new AbortController();
   const deadline = setTimeout(() => stop.abort(), 10_000);
   const seen: number[] = [];
+  const notes: string[] = [];
   const following = (async () => {
-    for await (const event of log.follow(runId, -1, stop.signal)) seen.push(event.seq);
+    for await (const event of log.follow(runId, -1, stop.signal)) {
+      seen.push(event.seq);
+      notes.push((event as unknown as { note: string }).note);
+    }
   })();
   await sleep(30);
   await write();
   await following;
   clearTimeout(deadline);
-  return { seen, timedOut: stop.signal.aborted };
+  return { seen, notes, timedOut: stop.signal.aborted };
 }
 
 describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')(
@@ -78,7 +82,7 @@ describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')(
       const counted = countingClient();
       const log = new RedisRunEventLog({ redis: counted.client, prefix, pollMs: 60_000 });
       const writerLog = new RedisRunEventLog({ redis, prefix });
-      const big = 'x'.repeat(70 * 1024);
+      const big = 'x'.repeat(9 * 1024);
       try {
         const { seen, timedOut } = await follow(log, 'run-2', async () => {
           await writerLog.append('run-2', events('run-2', 0, 2));
@@ -102,16 +106,18 @@ describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')(
       const channel = `${prefix}:events-notice:run-3`;
       const writerLog = new RedisRunEventLog({ redis, prefix });
       try {
-        const { seen, timedOut } = await follow(log, 'run-3', async () => {
+        const { seen, notes, timedOut } = await follow(log, 'run-3', async () => {
           await writerLog.append('run-3', events('run-3', 0, 2));
           // A notice claiming events far ahead (a gap: it must read, and find only what is there).
-          await redis?.publish(channel, `e9\n${JSON.stringify(events('run-3', 9, 1)[0])}`);
+          await redis?.publish(channel, `e0.9\n${JSON.stringify(events('run-3', 9, 1)[0])}`);
           // A notice whose event does not carry the seq it claims.
-          await redis?.publish(channel, `e2\n${JSON.stringify(events('run-3', 7, 1)[0])}`);
+          await redis?.publish(channel, `e0.2\n${JSON.stringify(events('run-3', 7, 1)[0])}`);
           // Not JSON at all, and JSON that is not an event.
-          await redis?.publish(channel, 'e2\n{not json');
-          await redis?.publish(channel, 'e2\n42');
+          await redis?.publish(channel, 'e0.2\n{not json');
+          await redis?.publish(channel, 'e0.2\n42');
           await redis?.publish(channel, 'e');
+          // Well formed, but from another database (pub/sub channels span databases).
+          await redis?.publish(channel, `e7.2\n${JSON.stringify(events('run-3', 2, 1, 'db7')[0])}`);
           await writerLog.append('run-3', events('run-3', 2, 3));
           await writerLog.end('run-3');
         });

@@ -14,13 +14,15 @@ import { checkTtl, progressFields, type RedisRunRegistry } from './redis-run-reg
 // taken as applied only when it is this very append sent again (a connection that dropped before
 // its reply was read, resent by the client): it ends where the stream ends and the stream's last
 // entry carries its nonce. Another writer's batch, even byte for byte the same, is refused.
-// The notice carries the batch (`e<first seq>` then each event's JSON, one per line: JSON text
+// The notice carries the batch (`e<db>.<first seq>` then each event's JSON, one per line: JSON text
 // holds no raw newline) when it is small enough, so a follower that is caught up takes the events
 // from it instead of reading them back; a larger batch's notice is its last seq, and followers read.
+// Channels are server-wide, not per database: the database number in the header keeps a follower
+// from taking a batch that another database's log (same prefix, same run id) appended.
 // With a record key, the batch's progress figures (the run's step count and bill) are set on the
 // run's record in the same script, when the record exists (a deleted or expired one is not remade).
-// KEYS: stream[, record]. ARGV: channel, first seq, writer nonce, carry (1: the notice carries the
-// batch), m, m record field/value strings, then the events' JSON in order.
+// KEYS: stream[, record]. ARGV: channel, first seq, writer nonce, carry (the database number: the
+// notice carries the batch; '-': it does not), m, m record field/value strings, then the events' JSON in order.
 const appendScript = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local next = 0
@@ -43,8 +45,8 @@ redis.call('XADD', KEYS[1], '0-' .. (first + count), 'e', ARGV[#ARGV], 'n', ARGV
 if m > 0 and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HSET', KEYS[2], unpack(ARGV, 6, 5 + m))
 end
-if ARGV[4] == '1' then
-  redis.call('PUBLISH', ARGV[1], 'e' .. first .. '\\n' .. table.concat(ARGV, '\\n', t0))
+if ARGV[4] ~= '-' then
+  redis.call('PUBLISH', ARGV[1], 'e' .. ARGV[4] .. '.' .. first .. '\\n' .. table.concat(ARGV, '\\n', t0))
 else
   redis.call('PUBLISH', ARGV[1], first + count - 1)
 end
@@ -52,10 +54,12 @@ return {1, first + count}
 `;
 
 /**
- * A notice carries its batch up to this many characters of event JSON: larger ones (a step with a
- * big tool result) would fill subscribers' output buffers, which Redis bounds by closing them.
+ * A notice carries its batch up to this many UTF-16 units of event JSON (at most 24 KiB of UTF-8),
+ * a typical step: larger ones (a big tool result) go by the stream. Notices queue in the Redis
+ * output buffer of every subscriber, which Redis closes past `client-output-buffer-limit pubsub`
+ * (32 MB by default); a subscriber that stalls must not get there on carried batches.
  */
-const carryLimit = 64 * 1024;
+const carryLimit = 8 * 1024;
 
 /** Events a follower reads per round trip. */
 const followPage = 500;
@@ -96,6 +100,8 @@ export class RedisRunEventLog implements RunEventStore {
   readonly #pollMs: number;
   readonly #endedRunTtlMs: number;
   readonly #records: RedisRunRegistry | undefined;
+  /** The database the client selected: carried notices name it (pub/sub channels span databases). */
+  readonly #db: number;
   #subscriber: Redis | undefined;
   readonly #ownSubscriber: boolean;
   readonly #listeners = new Map<
@@ -110,6 +116,7 @@ export class RedisRunEventLog implements RunEventStore {
     this.#pollMs = options.pollMs ?? 5_000;
     this.#endedRunTtlMs = checkTtl(options.endedRunTtlMs);
     this.#records = options.records;
+    this.#db = (this.#redis.options as { db?: number } | undefined)?.db ?? 0;
     if (this.#records && this.#records.prefix !== this.#prefix)
       throw new ConfigurationError('records', 'must use the same prefix as the log');
     this.#subscriber = options.subscriber;
@@ -145,7 +152,7 @@ export class RedisRunEventLog implements RunEventStore {
       this.#channel(runId),
       first.seq,
       writerNonce(),
-      size <= carryLimit ? 1 : 0,
+      size <= carryLimit ? this.#db : '-',
       fields.length,
       ...fields,
       ...texts,
@@ -249,7 +256,7 @@ export class RedisRunEventLog implements RunEventStore {
         // is applied. A notice that carries its batch continuing the cursor is taken as it is; any
         // other (an end, a large batch, a gap left by a notice lost to a reconnect) means read again.
         while (!read && notices.length > 0) {
-          const batch = carried(notices.shift() as string);
+          const batch = carried(notices.shift() as string, this.#db);
           if (!batch) read = true;
           else if (batch.first > cursor + 1) read = true;
           else
@@ -289,9 +296,20 @@ export class RedisRunEventLog implements RunEventStore {
     const subscriber = this.#subscriber;
     if (!this.#handling) {
       this.#handling = true;
+      const channelPrefix = `${this.#prefix}:events-notice:`;
+      // A subscriber may be shared by logs of other prefixes: their notices are not this log's.
       subscriber.on('message', (channel: string, notice: string) => {
-        const runId = channel.slice(`${this.#prefix}:events-notice:`.length);
+        if (!channel.startsWith(channelPrefix)) return;
+        const runId = channel.slice(channelPrefix.length);
         for (const notify of this.#listeners.get(runId)?.listeners ?? []) notify(notice);
+      });
+      // Notices published while the subscriber was away are lost: after it reconnects (and ioredis
+      // subscribed again), every follower reads the stream instead of waiting for its poll.
+      let connected = subscriber.status === 'ready';
+      subscriber.on('ready', () => {
+        if (connected)
+          for (const entry of this.#listeners.values()) for (const notify of entry.listeners) notify('');
+        connected = true;
       });
     }
     let entry = this.#listeners.get(runId);
@@ -315,6 +333,15 @@ export class RedisRunEventLog implements RunEventStore {
 
   /** Closes the subscriber connection this log made (not the `redis` it was given). */
   async close(): Promise<void> {
+    // Followers still running lose their notices with the subscriber: each reads the stream once
+    // more, then goes by its poll. A follow after close subscribes again on a new subscriber.
+    const runIds = [...this.#listeners.keys()];
+    const entries = [...this.#listeners.values()];
+    this.#listeners.clear();
+    for (const entry of entries) for (const notify of entry.listeners) notify('');
+    if (!this.#ownSubscriber && runIds.length > 0)
+      // A subscriber shared with others stays: drop this log's channels from it.
+      await this.#subscriber?.unsubscribe(...runIds.map((runId) => this.#channel(runId))).catch(() => {});
     if (this.#ownSubscriber && this.#subscriber) {
       this.#subscriber.disconnect();
       this.#subscriber = undefined;
@@ -324,12 +351,17 @@ export class RedisRunEventLog implements RunEventStore {
   }
 }
 
-/** The batch a notice carries (`e<first seq>` and one event's JSON per line), or `undefined` for any other notice. */
-function carried(notice: string): { first: number; texts: string[] } | undefined {
+/**
+ * The batch a notice carries (`e<db>.<first seq>` and one event's JSON per line) when it was
+ * appended in database `db`, or `undefined` for any other notice (the follower reads the stream).
+ */
+function carried(notice: string, db: number): { first: number; texts: string[] } | undefined {
   if (!notice.startsWith('e')) return undefined;
   const lines = notice.split('\n');
-  const first = Number((lines[0] as string).slice(1));
-  if (!Number.isSafeInteger(first) || first < 0 || lines.length < 2) return undefined;
+  const header = /^e(\d+)\.(\d+)$/.exec(lines[0] as string);
+  if (!header || Number(header[1]) !== db || lines.length < 2) return undefined;
+  const first = Number(header[2]);
+  if (!Number.isSafeInteger(first)) return undefined;
   return { first, texts: lines.slice(1) };
 }
 
