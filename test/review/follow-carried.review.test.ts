@@ -46,7 +46,10 @@ describe('carried notices: events from outside this log', () => {
       await logA.append('r1', [ev('r1', 1, 'A')]);
       await logA.end('r1');
       await logB.end('r1');
-      const timer = setTimeout(() => (a.stop.abort(), b.stop.abort()), 5_000);
+      const timer = setTimeout(() => {
+        a.stop.abort();
+        b.stop.abort();
+      }, 5_000);
       await Promise.all([a.done, b.done]);
       clearTimeout(timer);
       // Contract: A's follower sees A's stream: [0 A, 1 A].

@@ -63,7 +63,10 @@ describe('follow across a subscriber reconnect / close', () => {
     await sleep(100);
     await log.append('r', [ev('r', 1)]);
     await log.end('r');
-    const timer = setTimeout(() => (old.stop.abort(), fresh.stop.abort()), 5_000);
+    const timer = setTimeout(() => {
+      old.stop.abort();
+      fresh.stop.abort();
+    }, 5_000);
     const freshEnded = await fresh.done;
     await old.done;
     clearTimeout(timer);
