@@ -20,7 +20,8 @@ import { checkTtl, progressFields, type RedisRunRegistry } from './redis-run-reg
 // Channels are server-wide, not per database: the database number in the header keeps a follower
 // from taking a batch that another database's log (same prefix, same run id) appended.
 // With a record key, the batch's progress figures (the run's step count and bill) are set on the
-// run's record in the same script, when the record exists (a deleted or expired one is not remade).
+// run's record in the same script, when the record exists and has not ended (a deleted or expired
+// one is not remade; a late append of a worker whose run was ended under it leaves the end as is).
 // KEYS: stream[, record]. ARGV: channel, first seq, writer nonce, carry (the database number: the
 // notice carries the batch; '-': it does not), m, m record field/value strings, then the events' JSON in order.
 const appendScript = `
@@ -42,8 +43,9 @@ for i = t0, #ARGV - 1 do
   redis.call('XADD', KEYS[1], '0-' .. (first + i - t0 + 1), 'e', ARGV[i])
 end
 redis.call('XADD', KEYS[1], '0-' .. (first + count), 'e', ARGV[#ARGV], 'n', ARGV[3])
-if m > 0 and redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 6, 5 + m))
+if m > 0 then
+  local status = redis.call('HGET', KEYS[2], 'status')
+  if status and status ~= 'ended' then redis.call('HSET', KEYS[2], unpack(ARGV, 6, 5 + m)) end
 end
 if ARGV[4] ~= '-' then
   redis.call('PUBLISH', ARGV[1], 'e' .. ARGV[4] .. '.' .. first .. '\\n' .. table.concat(ARGV, '\\n', t0))
@@ -119,6 +121,8 @@ export class RedisRunEventLog implements RunEventStore {
     this.#db = (this.#redis.options as { db?: number } | undefined)?.db ?? 0;
     if (this.#records && this.#records.prefix !== this.#prefix)
       throw new ConfigurationError('records', 'must use the same prefix as the log');
+    if (this.#records && this.#records.connection !== this.#redis)
+      throw new ConfigurationError('records', 'must use the same Redis client as the log');
     this.#subscriber = options.subscriber;
     this.#ownSubscriber = options.subscriber === undefined;
   }
@@ -140,7 +144,11 @@ export class RedisRunEventLog implements RunEventStore {
     });
     let size = 0;
     for (const text of texts) size += text.length;
-    const fields = progress && this.#records ? progressFields(progress) : [];
+    // On a Cluster the record's key is in another slot: the record is updated beside the append.
+    const fields =
+      progress && this.#records && !(this.#redis as { isCluster?: boolean }).isCluster
+        ? progressFields(progress)
+        : [];
     // EVAL, not EVALSHA: an EVALSHA refused with NOSCRIPT (a restarted or flushed Redis) is sent
     // again as EVAL after its reply, behind a checkpoint commit sent after it, and `orderedBefore`
     // would not hold (test: write-behind.test.ts, SCRIPT FLUSH mid-run).

@@ -95,6 +95,11 @@ export class RedisRunRegistry implements RunRecordStore {
     return `${this.#prefix}:run:${runId}`;
   }
 
+  /** The client the records are kept over (a log folding progress in must share it). */
+  get connection(): Redis {
+    return this.#redis;
+  }
+
   /** The run's record hash (for a log that writes progress to it in its own script). */
   recordKey(runId: string): string {
     return this.#key(runId);
