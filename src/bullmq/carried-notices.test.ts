@@ -131,3 +131,47 @@ describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')(
     });
   },
 );
+
+describe.skipIf(process.env['REINS_SKIP_REDIS'] === '1')('a follower whose consumer does not keep up', () => {
+  it('holds a bounded number of notices and still yields every event once, in order', async () => {
+    if (!redis) throw new Error('no redis');
+    const prefix = uniquePrefix('carried-slow');
+    const counted = countingClient();
+    const log = new RedisRunEventLog({ redis: counted.client, prefix, pollMs: 60_000 });
+    const writerLog = new RedisRunEventLog({ redis, prefix });
+    const stop = new AbortController();
+    const deadline = setTimeout(() => stop.abort(), 15_000);
+    try {
+      const seen: number[] = [];
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const following = (async () => {
+        for await (const event of log.follow('slow', -1, stop.signal)) {
+          seen.push(event.seq);
+          // The consumer stalls on its first event while 200 more batches are appended.
+          if (event.seq === 0) await held;
+        }
+      })();
+      await sleep(30);
+      await writerLog.append('slow', events('slow', 0, 1));
+      await sleep(50);
+      for (let step = 1; step <= 200; step++) await writerLog.append('slow', events('slow', step, 1));
+      await sleep(100);
+      const readsBefore = counted.reads();
+      release();
+      while (seen.length < 201 && !stop.signal.aborted) await sleep(10);
+      // The 200 notices held while it stalled overflowed: it read the stream for them (before the end).
+      expect(counted.reads()).toBeGreaterThan(readsBefore);
+      await writerLog.end('slow');
+      await following;
+      expect(stop.signal.aborted).toBe(false);
+      expect(seen).toEqual(Array.from({ length: 201 }, (_, index) => index));
+    } finally {
+      clearTimeout(deadline);
+      await log.close();
+      counted.client.disconnect();
+    }
+  });
+});

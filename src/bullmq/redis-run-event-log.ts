@@ -23,7 +23,8 @@ import { checkTtl, progressFields, type RedisRunRegistry } from './redis-run-reg
 // run's record in the same script, when the record exists and has not ended (a deleted or expired
 // one is not remade; a late append of a worker whose run was ended under it leaves the end as is).
 // KEYS: stream[, record]. ARGV: channel, first seq, writer nonce, carry (the database number: the
-// notice carries the batch; '-': it does not), m, m record field/value strings, then the events' JSON in order.
+// notice carries the batch; '-': it does not), m, m record field/value strings, then the events'
+// JSON in order.
 const appendScript = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local next = 0
@@ -62,6 +63,9 @@ return {1, first + count}
  * (32 MB by default); a subscriber that stalls must not get there on carried batches.
  */
 const carryLimit = 8 * 1024;
+
+/** Notices a follower holds while its consumer is busy; past this it reads the stream instead. */
+const maxPendingNotices = 32;
 
 /** Events a follower reads per round trip. */
 const followPage = 500;
@@ -229,6 +233,12 @@ export class RedisRunEventLog implements RunEventStore {
     const notices: string[] = [];
     let wake: (() => void) | undefined;
     const listener = (notice: string) => {
+      // A consumer that does not keep up (a page on a slow connection) would have every carried
+      // batch held here: past a few, they are dropped for one read of the stream, which has them.
+      if (notices.length >= maxPendingNotices) {
+        notices.length = 0;
+        notices.push('');
+      }
       notices.push(notice);
       wake?.();
     };
