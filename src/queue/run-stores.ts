@@ -32,11 +32,6 @@ export interface RunRecordStore extends RunRegistry {
   start?(runId: string, at: number, from: readonly RunRecordStatus[]): Promise<RunRecord | undefined>;
 }
 
-/**
- * The writing side of a {@link RunEventLog}. The log is authoritative for `seq`: an append whose
- * first event does not continue the run's sequence is refused (it throws), so a worker that lost
- * the run cannot interleave a second copy of a step, and a resumed run asks the log where to go on.
- */
 /** A run record's running figures, as each step's end leaves them. */
 export interface RunProgress {
   steps: number;
@@ -45,11 +40,16 @@ export interface RunProgress {
   updatedAt: number;
 }
 
+/**
+ * The writing side of a {@link RunEventLog}. The log is authoritative for `seq`: an append whose
+ * first event does not continue the run's sequence is refused (it throws), so a worker that lost
+ * the run cannot interleave a second copy of a step, and a resumed run asks the log where to go on.
+ */
 export interface RunEventStore extends RunEventLog {
   /**
    * Appends `events` (refused, by throwing, unless the first continues the run's `seq`). With
    * `progress`, a log that {@link RunEventStore.recordsProgress | records progress} also sets those
-   * figures on the run's record, in the same operation, when the record exists.
+   * figures on the run's record, in the same operation, when the record exists and has not ended.
    */
   append(runId: string, events: readonly TraceEvent[], progress?: RunProgress): Promise<void>;
   /**
