@@ -5,7 +5,13 @@ import type { RunEventStore, RunProgress, RunRecordStore } from '../queue/run-st
 import { traceConflict } from '../queue/trace-conflict.js';
 import { writerNonce } from '../redis/writer-nonce.js';
 import type { TraceEvent } from '../trace/events.js';
-import { checkTtl, progressFields, type RedisRunRegistry } from './redis-run-registry.js';
+import {
+  checkTtl,
+  progressFields,
+  type RedisRunRegistry,
+  recordKey,
+  tombstoneKey,
+} from './redis-run-registry.js';
 
 // A run's events are a stream whose entry ids are `0-<seq + 1>`, so the stream itself orders and
 // indexes them by seq. One script appends a batch: it checks the first event continues the
@@ -160,7 +166,7 @@ export class RedisRunEventLog implements RunEventStore {
       appendScript,
       fields.length > 0 ? 2 : 1,
       this.#stream(runId),
-      ...(fields.length > 0 ? [(this.#records as RedisRunRegistry).recordKey(runId)] : []),
+      ...(fields.length > 0 ? [recordKey(this.#prefix, runId)] : []),
       this.#channel(runId),
       first.seq,
       writerNonce(),
@@ -222,8 +228,8 @@ export class RedisRunEventLog implements RunEventStore {
   async #ended(runId: string): Promise<boolean> {
     const [marker, status, tombstone] = await Promise.all([
       this.#redis.exists(`${this.#prefix}:events-ended:${runId}`),
-      this.#redis.hget(`${this.#prefix}:run:${runId}`, 'status'),
-      this.#redis.exists(`${this.#prefix}:run-id:${runId}`),
+      this.#redis.hget(recordKey(this.#prefix, runId), 'status'),
+      this.#redis.exists(tombstoneKey(this.#prefix, runId)),
     ]);
     return marker === 1 || status === 'ended' || (status === null && tombstone === 1);
   }

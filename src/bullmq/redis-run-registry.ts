@@ -79,20 +79,22 @@ export interface RedisRunRegistryOptions {
  */
 export class RedisRunRegistry implements RunRecordStore {
   readonly #redis: Redis;
-  /** Prefix of every key. */
-  readonly prefix: string;
   readonly #prefix: string;
   readonly #endedRunTtlMs: number;
 
   constructor(options: RedisRunRegistryOptions) {
     this.#redis = options.redis;
     this.#prefix = options.prefix ?? 'reins';
-    this.prefix = this.#prefix;
     this.#endedRunTtlMs = checkTtl(options.endedRunTtlMs);
   }
 
   #key(runId: string): string {
-    return `${this.#prefix}:run:${runId}`;
+    return recordKey(this.#prefix, runId);
+  }
+
+  /** Prefix of every key. */
+  get prefix(): string {
+    return this.#prefix;
   }
 
   /** The client the records are kept over (a log folding progress in must share it). */
@@ -113,7 +115,7 @@ export class RedisRunRegistry implements RunRecordStore {
       3,
       this.#key(record.runId),
       `${this.#prefix}:actor-runs:${record.actorId}`,
-      `${this.#prefix}:run-id:${record.runId}`,
+      tombstoneKey(this.#prefix, record.runId),
       record.runId,
       record.createdAt,
       this.#key(''),
@@ -139,7 +141,7 @@ export class RedisRunRegistry implements RunRecordStore {
     const set: string[] = [];
     for (const [field, value] of Object.entries(patch)) {
       if (value === undefined) removed.push(field);
-      else set.push(field, field === 'status' ? String(value) : JSON.stringify(value));
+      else set.push(field, fieldText(field, value));
     }
     const reply = (await this.#redis.eval(
       updateScript,
@@ -199,25 +201,35 @@ export function checkTtl(ttl: number | undefined): number {
   return ttl;
 }
 
-/** A step's progress figures as the record's hash stores them (field, JSON value, …). */
+/** A run's record hash. */
+export function recordKey(prefix: string, runId: string): string {
+  return `${prefix}:run:${runId}`;
+}
+
+/** The key that keeps a run id refused after its record expired. */
+export function tombstoneKey(prefix: string, runId: string): string {
+  return `${prefix}:run-id:${runId}`;
+}
+
+/** How the record's hash stores a field: `status` as plain text (Lua compares it), the rest as JSON. */
+function fieldText(field: string, value: unknown): string {
+  return field === 'status' ? String(value) : JSON.stringify(value);
+}
+
+const progressFieldNames = ['steps', 'billedTokens', 'costUsd', 'updatedAt'] as const;
+
+/** A step's progress figures as the record's hash stores them (field, value, …). */
 export function progressFields(progress: RunProgress): string[] {
-  return [
-    'steps',
-    JSON.stringify(progress.steps),
-    'billedTokens',
-    JSON.stringify(progress.billedTokens),
-    'costUsd',
-    JSON.stringify(progress.costUsd),
-    'updatedAt',
-    JSON.stringify(progress.updatedAt),
-  ];
+  const pairs: string[] = [];
+  for (const field of progressFieldNames) pairs.push(field, fieldText(field, progress[field]));
+  return pairs;
 }
 
 function toPairs(record: RunRecord): string[] {
   const pairs: string[] = [];
   for (const [field, value] of Object.entries(record)) {
     if (value === undefined) continue;
-    pairs.push(field, field === 'status' ? String(value) : JSON.stringify(value));
+    pairs.push(field, fieldText(field, value));
   }
   return pairs;
 }
