@@ -51,6 +51,8 @@ export interface ScriptedStepsAgentOptions {
  */
 export function scriptedStepsAgent(options: ScriptedStepsAgentOptions): AgentDefinition {
   const steps = options.steps ?? 6;
+  // One schema for every run's tools: its JSON Schema is made once (defineTool keeps it by schema).
+  const input = z.object({ key: z.string(), step: z.number() });
   return defineAgent({
     name: options.name ?? 'steps',
     build: (context) => {
@@ -59,7 +61,7 @@ export function scriptedStepsAgent(options: ScriptedStepsAgentOptions): AgentDef
         defineTool({
           name,
           description: 'Performs this step of the task exactly once.',
-          input: z.object({ key: z.string(), step: z.number() }),
+          input,
           effect: 'write',
           autonomy,
           trustedOutput: true,

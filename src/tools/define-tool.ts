@@ -337,7 +337,16 @@ function validationOf<Output>(result: StandardResult<Output>): InputValidation<O
   return { ok: false, issues: result.issues.map(toInputIssue) };
 }
 
+/**
+ * Input JSON Schemas by schema object. An agent builds its tools for every run (their `execute`
+ * closes over the run), usually from schemas made once; converting one again each run was a sixth of
+ * a queued 6-step run's build. The result is not to be changed: tools made from one schema share it.
+ */
+const jsonSchemas = new WeakMap<object, { [key: string]: JsonValue }>();
+
 function jsonSchemaOf(name: string, schema: StandardSchema): { [key: string]: JsonValue } {
+  const cached = jsonSchemas.get(schema);
+  if (cached) return cached;
   const generate = schema['~standard'].jsonSchema?.input;
   if (!generate) {
     throw new ConfigurationError(
@@ -346,6 +355,7 @@ function jsonSchemaOf(name: string, schema: StandardSchema): { [key: string]: Js
     );
   }
   const { $schema: _ignored, ...rest } = generate({ target: 'draft-2020-12' });
+  jsonSchemas.set(schema, rest as { [key: string]: JsonValue });
   return rest as { [key: string]: JsonValue };
 }
 

@@ -65,6 +65,49 @@ describe('boundary validation', () => {
     expect(executed).toEqual([{ title: 'Sync', attendees: ['a'] }]);
   });
 
+  it('a schema is described as JSON Schema once, however many tools (one per run) are made from it', () => {
+    const schema = z.object({ key: z.string(), step: z.number() });
+    const standard = schema['~standard'] as unknown as {
+      jsonSchema: { input: (options: unknown) => Record<string, unknown> };
+    };
+    const generate = standard.jsonSchema.input;
+    let described = 0;
+    standard.jsonSchema = {
+      ...standard.jsonSchema,
+      input: (options) => {
+        described++;
+        return generate(options);
+      },
+    };
+    const make = (name: string) =>
+      defineTool({ name, description: 'd', effect: 'read', input: schema, execute: () => 'ok' });
+    const tools = Array.from({ length: 5 }, (_, index) => make(`t${index}`));
+    expect(described).toBe(1);
+    expect(tools[0]!.inputJsonSchema).toMatchObject({ type: 'object', required: ['key', 'step'] });
+    expect(tools[4]!.inputJsonSchema).toBe(tools[0]!.inputJsonSchema);
+    // Another schema object of the same shape is its own entry; an explicit inputJsonSchema still wins.
+    const other = defineTool({
+      name: 'other',
+      description: 'd',
+      effect: 'read',
+      input: z.object({ key: z.string(), step: z.number() }),
+      execute: () => 'ok',
+    });
+    expect(other.inputJsonSchema).not.toBe(tools[0]!.inputJsonSchema);
+    expect(other.inputJsonSchema).toEqual(tools[0]!.inputJsonSchema);
+    const explicit = { type: 'object', properties: { key: { type: 'string' } } };
+    const given = defineTool({
+      name: 'given',
+      description: 'd',
+      effect: 'read',
+      input: schema,
+      inputJsonSchema: explicit,
+      execute: () => 'ok',
+    });
+    expect(given.inputJsonSchema).toBe(explicit);
+    expect(described).toBe(1);
+  });
+
   it('jsonSchemaInput loads Ajv on first use: a promise until it has compiled, synchronous after', async () => {
     const input = jsonSchemaInput<{ n: number }>({ type: 'object', properties: { n: { type: 'number' } } });
     await expect(input['~standard'].validate({ n: 1 })).resolves.toEqual({ value: { n: 1 } });
