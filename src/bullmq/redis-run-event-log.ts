@@ -3,6 +3,7 @@ import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { RunEventStore, RunProgress, RunRecordStore } from '../queue/run-stores.js';
 import { traceConflict } from '../queue/trace-conflict.js';
+import { coalesceWrites } from '../redis/coalesce-writes.js';
 import { writerNonce } from '../redis/writer-nonce.js';
 import type { TraceEvent } from '../trace/events.js';
 import {
@@ -162,6 +163,8 @@ export class RedisRunEventLog implements RunEventStore {
     // EVAL, not EVALSHA: an EVALSHA refused with NOSCRIPT (a restarted or flushed Redis) is sent
     // again as EVAL after its reply, behind a checkpoint commit sent after it, and `orderedBefore`
     // would not hold (test: write-behind.test.ts, SCRIPT FLUSH mid-run).
+    // Sent with whatever follows in this turn: in write-behind, the step's checkpoint commit.
+    coalesceWrites(this.#redis);
     const [ok, next] = (await this.#redis.eval(
       appendScript,
       fields.length > 0 ? 2 : 1,

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { ConfigurationError } from '../errors/reins-error.js';
 import type { RunRecord, RunRecordStatus, RunRequest } from '../queue/run-queue.js';
 import type { RunProgress, RunRecordPatch, RunRecordStore } from '../queue/run-stores.js';
+import { coalesceWrites } from '../redis/coalesce-writes.js';
 
 // A run is a hash: one field per record field, each JSON, plus `request` (the queued request, so a
 // resume job can be built from the record alone). `status` is plain text so Lua can compare it.
@@ -158,6 +159,8 @@ export class RedisRunRegistry implements RunRecordStore {
   }
 
   async start(runId: string, at: number, from: readonly RunRecordStatus[]): Promise<RunRecord | undefined> {
+    // Sent with the checkpoint load the executor asks for beside it.
+    coalesceWrites(this.#redis);
     const reply = (await this.#redis.eval(startScript, 1, this.#key(runId), JSON.stringify(at), ...from)) as
       | string[]
       | null;
