@@ -340,13 +340,14 @@ function validationOf<Output>(result: StandardResult<Output>): InputValidation<O
 /**
  * Input JSON Schemas by schema object. An agent builds its tools for every run (their `execute`
  * closes over the run), usually from schemas made once; converting one again each run was a sixth of
- * a queued 6-step run's build. The result is not to be changed: tools made from one schema share it.
+ * a queued 6-step run's build. Each tool gets its own copy (a clone costs a few µs, the conversion
+ * tens): a tool's schema changed in place must not change the others made from the same schema.
  */
 const jsonSchemas = new WeakMap<object, { [key: string]: JsonValue }>();
 
 function jsonSchemaOf(name: string, schema: StandardSchema): { [key: string]: JsonValue } {
   const cached = jsonSchemas.get(schema);
-  if (cached) return cached;
+  if (cached) return structuredClone(cached);
   const generate = schema['~standard'].jsonSchema?.input;
   if (!generate) {
     throw new ConfigurationError(
@@ -355,7 +356,7 @@ function jsonSchemaOf(name: string, schema: StandardSchema): { [key: string]: Js
     );
   }
   const { $schema: _ignored, ...rest } = generate({ target: 'draft-2020-12' });
-  jsonSchemas.set(schema, rest as { [key: string]: JsonValue });
+  jsonSchemas.set(schema, structuredClone(rest) as { [key: string]: JsonValue });
   return rest as { [key: string]: JsonValue };
 }
 

@@ -84,7 +84,12 @@ describe('boundary validation', () => {
     const tools = Array.from({ length: 5 }, (_, index) => make(`t${index}`));
     expect(described).toBe(1);
     expect(tools[0]!.inputJsonSchema).toMatchObject({ type: 'object', required: ['key', 'step'] });
-    expect(tools[4]!.inputJsonSchema).toBe(tools[0]!.inputJsonSchema);
+    // Each tool has its own copy: one changed in place leaves the others (and later runs') as made.
+    expect(tools[4]!.inputJsonSchema).toEqual(tools[0]!.inputJsonSchema);
+    expect(tools[4]!.inputJsonSchema).not.toBe(tools[0]!.inputJsonSchema);
+    (tools[0]!.inputJsonSchema as Record<string, unknown>)['additionalProperties'] = true;
+    expect(make('later').inputJsonSchema['additionalProperties']).not.toBe(true);
+    expect(tools[4]!.inputJsonSchema['additionalProperties']).not.toBe(true);
     // Another schema object of the same shape is its own entry; an explicit inputJsonSchema still wins.
     const other = defineTool({
       name: 'other',
@@ -93,8 +98,7 @@ describe('boundary validation', () => {
       input: z.object({ key: z.string(), step: z.number() }),
       execute: () => 'ok',
     });
-    expect(other.inputJsonSchema).not.toBe(tools[0]!.inputJsonSchema);
-    expect(other.inputJsonSchema).toEqual(tools[0]!.inputJsonSchema);
+    expect(other.inputJsonSchema).toEqual(tools[4]!.inputJsonSchema);
     const explicit = { type: 'object', properties: { key: { type: 'string' } } };
     const given = defineTool({
       name: 'given',
