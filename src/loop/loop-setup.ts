@@ -11,17 +11,20 @@ import type { RecordedLimits } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 import type { ApprovalVerdict } from './approval.js';
 import type { Dispatcher } from './call-plan.js';
-import type { PrepareStep, WorldStateContext } from './options.js';
+import type { PrepareStep, ToolExecutionWrapper, WorldStateContext } from './options.js';
 import type { RunState } from './run-state.js';
 
 /**
  * Everything the stages read, validated and resolved once (`resolveRun`). Live runs and replays
- * both build one; nothing in it changes while the run goes on.
+ * both build one; nothing in it changes while the run goes on, but for the tool wrapper that a
+ * wrapper itself declines once the run's start is traced (`ToolExecutionWrapper.ignores`).
  */
 export interface LoopSetup {
   runId: string;
   model: Model;
   dispatcher: Dispatcher;
+  /** The live dispatcher's options (absent in a replay): its `wrapToolExecution` is dropped for a run the wrapper ignores. */
+  dispatchOptions?: { wrapToolExecution?: ToolExecutionWrapper | undefined };
   /**
    * Every tool of the run by name, to tell which tool results in the input history a trusted tool
    * returned. Without it (a replay) every such result is untrusted.

@@ -106,7 +106,14 @@ export interface ToolExecutionInfo {
  * the tool's own spans become children of (`reins/otel`), or a logger's request scope. A throw
  * counts as the tool's throw.
  */
-export type ToolExecutionWrapper = (execute: () => unknown, call: ToolExecutionInfo) => unknown;
+export type ToolExecutionWrapper = ((execute: () => unknown, call: ToolExecutionInfo) => unknown) & {
+  /**
+   * Asked once the run's `run-start` is traced: `true` means the wrapper would only call `execute()`
+   * for this run's calls (`reins/otel` with no SDK or context manager registered), and the run's
+   * tools are then called directly, at no cost per call.
+   */
+  ignores?(runId: string): boolean;
+};
 
 export type PrepareStep = (
   context: PrepareStepContext,

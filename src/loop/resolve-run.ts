@@ -8,7 +8,7 @@ import { approxTokenEstimator, PrefillCounter } from '../tokens/token-estimator.
 import { type AnyTool, toolDefinitionOf } from '../tools/define-tool.js';
 import type { RecordedLimits } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
-import { liveDispatcher, scopeAuthorizer } from './dispatch.js';
+import { type LiveDispatcherOptions, liveDispatcher, scopeAuthorizer } from './dispatch.js';
 import type { LoopSetup } from './loop-setup.js';
 import {
   defaultFinalAnswerPrompt,
@@ -54,31 +54,33 @@ export function resolveRun(given: RunOptions, from?: RunState): LoopSetup {
     throw new ConfigurationError('estimator', `failed on the run's input: ${errorInfo(thrown).message}`);
   }
   const limits = resolveLimits(options, counter.estimator.name);
+  const dispatchOptions: LiveDispatcherOptions = {
+    tools: new Map<string, AnyTool>(inReach.map((tool) => [tool.name, tool])),
+    actor: options.actor,
+    authorize: options.authorize ?? scopeAuthorizer,
+    clock,
+    runId: state.runId,
+    toolTimeoutMs: limits.toolTimeoutMs,
+    maxResultTokens: options.maxResultTokens,
+    maxInputChars: options.maxInputChars ?? 262_144,
+    writesDisabled: limits.writesDisabled ?? false,
+    taint: {
+      enabled: options.taint?.enabled ?? true,
+      onTaintedCall: options.taint?.onTaintedCall ?? 'ask',
+      allowWhileTainted: options.taint?.allowWhileTainted ?? [],
+      policies: options.taint?.policies ?? {},
+      plan: options.taint?.plan,
+    },
+    estimator: counter.estimator,
+    wrapToolExecution: options.wrapToolExecution,
+    jobBudget: options.jobBudget,
+    spender: options.spender ?? `agent:${state.runId}`,
+  };
   return {
     runId: state.runId,
     model: options.model,
-    dispatcher: liveDispatcher({
-      tools: new Map<string, AnyTool>(inReach.map((tool) => [tool.name, tool])),
-      actor: options.actor,
-      authorize: options.authorize ?? scopeAuthorizer,
-      clock,
-      runId: state.runId,
-      toolTimeoutMs: limits.toolTimeoutMs,
-      maxResultTokens: options.maxResultTokens,
-      maxInputChars: options.maxInputChars ?? 262_144,
-      writesDisabled: limits.writesDisabled ?? false,
-      taint: {
-        enabled: options.taint?.enabled ?? true,
-        onTaintedCall: options.taint?.onTaintedCall ?? 'ask',
-        allowWhileTainted: options.taint?.allowWhileTainted ?? [],
-        policies: options.taint?.policies ?? {},
-        plan: options.taint?.plan,
-      },
-      estimator: counter.estimator,
-      wrapToolExecution: options.wrapToolExecution,
-      jobBudget: options.jobBudget,
-      spender: options.spender ?? `agent:${state.runId}`,
-    }),
+    dispatcher: liveDispatcher(dispatchOptions),
+    dispatchOptions,
     tools: new Map((options.tools ?? []).map((tool) => [tool.name, tool])),
     toolDefinitions: definitions,
     limits,

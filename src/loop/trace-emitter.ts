@@ -1,5 +1,5 @@
 import { errorInfo } from '../errors/error-info.js';
-import { type TraceEvent, type TraceEventBody, traceVersion } from '../trace/events.js';
+import { type RunStartEvent, type TraceEvent, type TraceEventBody, traceVersion } from '../trace/events.js';
 import type { TraceSink } from '../trace/sink.js';
 import { guard } from './boundary.js';
 import type { LoopSetup } from './loop-setup.js';
@@ -17,7 +17,10 @@ export class TraceEmitter {
   readonly segment: number;
   #seq: number;
   #broken = false;
-  readonly #sinks: readonly TraceSink[];
+  /** Where events are written: the run's sinks less those that ignore it (see `TraceSink.ignores`). */
+  #sinks: readonly TraceSink[];
+  /** Every sink of the run: flushed at its end and asked where its trace ended. */
+  readonly #all: readonly TraceSink[];
   readonly #runId: string;
   readonly #setup: LoopSetup;
   #signal: AbortSignal | undefined;
@@ -30,6 +33,7 @@ export class TraceEmitter {
     const cursor = setup.state.trace;
     this.#setup = setup;
     this.#sinks = setup.sinks;
+    this.#all = setup.sinks;
     this.#runId = setup.runId;
     this.on = setup.sinks.length > 0;
     this.segment = setup.resumed ? (cursor?.segment ?? 0) + 1 : 0;
@@ -65,7 +69,7 @@ export class TraceEmitter {
   async open(signal: AbortSignal): Promise<void> {
     this.#signal = signal;
     if (!this.#setup.resumed) return;
-    for (const sink of this.#sinks) {
+    for (const sink of this.#all) {
       if (typeof sink.nextSeq !== 'function') continue;
       const next = await guard('trace', () => sink.nextSeq?.(this.#runId), signal);
       if (!next.ok) throw LoopStop.from(next, 'before-call');
@@ -120,7 +124,35 @@ export class TraceEmitter {
       }
       if (written !== undefined && written !== null) return this.#settle(event, written, i + 1);
     }
+    if (event.type === 'run-start') this.#dropIgnoring(event);
     return undefined;
+  }
+
+  /** Every sink has the run's start: those that ignore the run get none of its later events. */
+  #dropIgnoring(event: RunStartEvent): void {
+    let kept: TraceSink[] | undefined;
+    const sinks = this.#sinks;
+    for (let i = 0; i < sinks.length; i++) {
+      const sink = sinks[i] as TraceSink;
+      let ignores = false;
+      try {
+        ignores = typeof sink.ignores === 'function' && sink.ignores(event) === true;
+      } catch {
+        // A sink that cannot say keeps getting every event.
+      }
+      if (ignores) kept ??= sinks.slice(0, i);
+      else kept?.push(sink);
+    }
+    if (kept) this.#sinks = kept;
+    const wrapping = this.#setup.dispatchOptions;
+    const wrap = wrapping?.wrapToolExecution;
+    if (wrapping && typeof wrap?.ignores === 'function') {
+      try {
+        if (wrap.ignores(event.runId) === true) wrapping.wrapToolExecution = undefined;
+      } catch {
+        // A wrapper that cannot say keeps wrapping.
+      }
+    }
   }
 
   async #settle(event: TraceEvent, written: unknown, next: number): Promise<void> {
@@ -144,7 +176,7 @@ export class TraceEmitter {
         // The run already has its outcome; a sink that fails on the last event cannot change it.
       }
     }
-    for (const sink of this.#sinks) {
+    for (const sink of this.#all) {
       // Reported through the outcome when it happened mid-run; nothing to add at the end.
       const flushed = guard('trace', () => sink.flush?.(), this.#signal ?? neverAborted);
       if (flushed instanceof Promise) await flushed;

@@ -1,5 +1,6 @@
 import { context, createContextKey, createNoopMeter, metrics, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { runAgent } from '../loop/run-agent.js';
@@ -81,5 +82,77 @@ describe('otelTraceSink with nothing listening', () => {
     );
     expect(run.outcome.kind).toBe('answered');
     expect(seen).toEqual(['request-7']);
+  });
+
+  it('drops out of a run it can do nothing for: run-start is the only event it is written, its wrapper is never called', async () => {
+    const sink = otelTraceSink();
+    const written: string[] = [];
+    const write = sink.write.bind(sink);
+    sink.write = (event) => {
+      written.push(event.type);
+      write(event);
+    };
+    let wrapped = 0;
+    const wrapper = sink.wrapToolExecution;
+    const counting = Object.assign(
+      (execute: () => unknown, call: Parameters<typeof wrapper>[1]) => {
+        wrapped++;
+        return wrapper(execute, call);
+      },
+      { ignores: (runId: string) => wrapper.ignores?.(runId) === true },
+    );
+    const run = await runScenario('happy', {
+      trace: sink,
+      wrapToolExecution: counting,
+      clock: fakeClock(start),
+    });
+    expect(run.outcome.kind).toBe('answered');
+    expect(run.steps).toBeGreaterThan(1);
+    expect(written).toEqual(['run-start']);
+    expect(wrapped).toBe(0);
+    // Nothing of the run is kept: a later run starts clean, and asks again.
+    const again = await runScenario('happy', {
+      trace: sink,
+      wrapToolExecution: counting,
+      clock: fakeClock(start),
+    });
+    expect(again.outcome.kind).toBe('answered');
+    expect(written).toEqual(['run-start', 'run-start']);
+  });
+
+  it('stays for every event when it records metrics, or when a context manager needs the tool wrapped', async () => {
+    // A real meter (an SDK MeterProvider passed in): the sink records run metrics, so it keeps every event.
+    const sink = otelTraceSink({ meter: new MeterProvider().getMeter('probe') });
+    const written: string[] = [];
+    const write = sink.write.bind(sink);
+    sink.write = (event) => {
+      written.push(event.type);
+      write(event);
+    };
+    await runScenario('happy', {
+      trace: sink,
+      wrapToolExecution: sink.wrapToolExecution,
+      clock: fakeClock(start),
+    });
+    expect(written).toContain('run-end');
+
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const traced = otelTraceSink();
+    let wrapped = 0;
+    const wrapper = traced.wrapToolExecution;
+    const counting = Object.assign(
+      (execute: () => unknown, call: Parameters<typeof wrapper>[1]) => {
+        wrapped++;
+        return wrapper(execute, call);
+      },
+      { ignores: (runId: string) => wrapper.ignores?.(runId) === true },
+    );
+    const run = await runScenario('happy', {
+      trace: traced,
+      wrapToolExecution: counting,
+      clock: fakeClock(start),
+    });
+    expect(run.outcome.kind).toBe('answered');
+    expect(wrapped).toBeGreaterThan(0);
   });
 });

@@ -195,19 +195,42 @@ class GenAiTraceSink implements OtelTraceSink {
     }
   }
 
-  readonly wrapToolExecution: ToolExecutionWrapper = (execute, call) => {
-    const run = this.#runs.get(call.runId);
-    if (!run) return execute();
-    if (run.direct) return execute();
-    if (run.inert) return context.with(run.context, execute);
-    const span = this.#tracer.startSpan(
-      this.#toolSpanName(call.tool),
-      { kind: SpanKind.INTERNAL, startTime: call.startedAt, attributes: this.#toolAttributes(call) },
-      run.context,
-    );
-    run.tools.set(call.callId, span);
-    return context.with(trace.setSpan(run.context, span), execute);
-  };
+  /**
+   * A run whose spans would all be no-ops and whose tools need no context (no SDK and no context
+   * manager registered, or tracing suppressed) and no metrics to record: the loop stops writing its
+   * events here, and the sink forgets it (the tool wrapper then calls tools directly). What the
+   * no-op API costs a run is then its start.
+   */
+  ignores(runStart: RunStartEvent): boolean {
+    const run = this.#runs.get(runStart.runId);
+    if (!run?.direct || this.#metrics) return false;
+    this.#runs.delete(runStart.runId);
+    return true;
+  }
+
+  readonly wrapToolExecution: ToolExecutionWrapper = Object.assign(
+    (execute: () => unknown, call: ToolExecutionInfo): unknown => {
+      const run = this.#runs.get(call.runId);
+      if (!run) return execute();
+      if (run.direct) return execute();
+      if (run.inert) return context.with(run.context, execute);
+      const span = this.#tracer.startSpan(
+        this.#toolSpanName(call.tool),
+        { kind: SpanKind.INTERNAL, startTime: call.startedAt, attributes: this.#toolAttributes(call) },
+        run.context,
+      );
+      run.tools.set(call.callId, span);
+      return context.with(trace.setSpan(run.context, span), execute);
+    },
+    {
+      // Asked once the run's start is written here: a run this sink does not hold (ignored, or
+      // traced elsewhere) would have its tools called directly anyway.
+      ignores: (runId: string): boolean => {
+        const run = this.#runs.get(runId);
+        return run === undefined || run.direct;
+      },
+    },
+  );
 
   #runStart(event: RunStartEvent): void {
     const provider = this.#providerName ?? inferProvider(event.model);

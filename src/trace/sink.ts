@@ -1,4 +1,4 @@
-import type { TraceEvent } from './events.js';
+import type { RunStartEvent, TraceEvent } from './events.js';
 
 /**
  * Where trace events go. `write` may return a promise; the loop awaits it so a slow sink applies
@@ -22,6 +22,13 @@ export interface TraceSink {
    * @default false: a resumed run starts at the largest `seq` its state or any sink reports
    */
   readonly authoritativeSeq?: boolean;
+  /**
+   * Asked once a run's `run-start` has been written to this sink: `true` means the sink keeps nothing
+   * of this run (a telemetry sink with no backend to send it to), and the loop writes it none of the
+   * run's (or the resumed segment's) later events. `flush` is still called at the end.
+   * @default every event is written
+   */
+  ignores?(runStart: RunStartEvent): boolean;
 }
 
 /** Keeps events in an array. */
