@@ -8,14 +8,15 @@
  * its first and its `run-end` event. The overhead is the queue's run p50 less the in-process one.
  * Needs Redis on loopback (REINS_REDIS_URL) and a built dist/.
  *
- *   npm run bench -- --only queue   (or: npx tsx bench/queue.ts [--rounds 3] [--json FILE])
+ *   npm run bench -- --only queue   (or: npx tsx bench/queue.ts [--rounds 5] [--json FILE])
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { benchMeta, median, option } from './stats.js';
 
-const rounds = Number(option('rounds') ?? 3);
+// Five, as every other benchmark here: three let one slow round of a swinging machine move the median.
+const rounds = Number(option('rounds') ?? 5);
 const bin = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
 const redis = process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
