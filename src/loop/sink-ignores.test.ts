@@ -269,3 +269,70 @@ describe('a tool wrapper that ignores a run', () => {
     expect(seen).toHaveLength(1);
   });
 });
+
+describe('a sink that fails mid-run', () => {
+  it('ends the run hard_error; the other sinks still get run-end (those after it miss the event it failed on); it gets nothing more', async () => {
+    for (const failure of ['throws', 'rejects'] as const) {
+      const before = memoryTraceSink();
+      const after = memoryTraceSink();
+      let failedAt: number | undefined;
+      const failingWrites: string[] = [];
+      const failing: TraceSink = {
+        write: (event) => {
+          failingWrites.push(event.type);
+          if (event.type !== 'tool-result') return undefined;
+          failedAt = event.seq;
+          if (failure === 'throws') throw new Error('disk full');
+          return Promise.reject(new Error('disk full'));
+        },
+      };
+      const run = await runAgent({
+        model: scriptedModel([turn(1), turn(2), { text: 'done' }]),
+        input: 'go',
+        tools: [record([])],
+        clock: fakeClock(),
+        trace: [before, failing, after],
+      });
+      expect(run.outcome).toMatchObject({ kind: 'hard_error', source: 'trace' });
+      expect(failingWrites.at(-1)).toBe('tool-result');
+      for (const sink of [before, after]) {
+        const end = sink.events.at(-1);
+        expect(end?.type).toBe('run-end');
+        expect(end?.type === 'run-end' && end.outcome).toMatchObject({ kind: 'hard_error', source: 'trace' });
+        expect(end?.seq).toBe((failedAt as number) + 1);
+      }
+      // The sink before the failed one has every seq; the one after misses only the failed event.
+      expect(before.events.map((event) => event.seq)).toEqual(before.events.map((_, index) => index));
+      expect(after.events.map((event) => event.seq)).not.toContain(failedAt);
+      expect(after.events).toHaveLength(before.events.length - 1);
+    }
+  });
+
+  it('a resume refused at its claim still leaves no trace at all', async () => {
+    const store = new MemoryCheckpointStore();
+    const first = await runAgent({
+      model: scriptedModel([turn(1), { throws: new Error('connection reset') }]),
+      input: 'go',
+      tools: [record([])],
+      checkpoint: store,
+      runId: 'claimed',
+    });
+    expect(first.outcome.kind).toBe('hard_error');
+    const state = store.load('claimed') as RunState;
+    // Another worker resumes first and moves the checkpoint on: this resume's claim is refused.
+    await resumeAgent(state, {
+      model: scriptedModel([turn(2), { text: 'done' }]),
+      tools: [record([])],
+      checkpoint: store,
+    });
+    const late = memoryTraceSink();
+    const refused = await resumeAgent(state, {
+      model: scriptedModel([turn(2), { text: 'done' }]),
+      tools: [record([])],
+      checkpoint: store,
+      trace: late,
+    });
+    expect(refused.outcome.kind).toBe('stale_state');
+    expect(late.events).toEqual([]);
+  });
+});

@@ -17,6 +17,8 @@ export class TraceEmitter {
   readonly segment: number;
   #seq: number;
   #broken = false;
+  /** The sink whose write failed and broke the run's trace: the others still get the run's end. */
+  #failed: TraceSink | undefined;
   /** Where events are written: the run's sinks less those that ignore it (see `TraceSink.ignores`). */
   #sinks: readonly TraceSink[];
   /** Every sink of the run: flushed at its end and asked where its trace ended. */
@@ -117,6 +119,7 @@ export class TraceEmitter {
         written = sink.write(event);
       } catch (thrown) {
         this.#broken = true;
+        this.#failed = sink;
         throw LoopStop.from(
           { ok: false, stopped: false, source: 'trace', error: errorInfo(thrown) },
           'during-call',
@@ -159,10 +162,35 @@ export class TraceEmitter {
     const settled = await guard('trace', () => written as PromiseLike<void>, this.#signal ?? neverAborted);
     if (!settled.ok) {
       this.#broken = true;
+      this.#failed = this.#sinks[next - 1];
       throw LoopStop.from(settled, 'during-call');
     }
     const rest = this.#write(event, next);
     if (rest) await rest;
+  }
+
+  /**
+   * A sink failed mid-run (the run ends `hard_error`, source `trace`): the other sinks still get the
+   * run's end, so their traces say how the run ended and a sink that keeps a run open until its end
+   * (an OpenTelemetry span) closes it. Sinks after the failed one in the list missed the event it
+   * failed on: their trace has that one gap.
+   */
+  async #endAfterFailure(body: TraceEventBody | TraceEvent): Promise<void> {
+    const event = body as TraceEvent;
+    event.v = traceVersion;
+    event.runId = this.#runId;
+    event.seq = this.#seq++;
+    event.at = this.#setup.clock.now();
+    for (const sink of this.#sinks) {
+      if (sink === this.#failed) continue;
+      try {
+        const written = sink.write(event);
+        if (written !== undefined && written !== null)
+          await guard('trace', () => written as PromiseLike<void>, this.#signal ?? neverAborted);
+      } catch {
+        // Another sink failing now changes nothing either.
+      }
+    }
   }
 
   /** Writes the last event and flushes, without letting a failing sink change the outcome. */
@@ -170,7 +198,7 @@ export class TraceEmitter {
     if (!this.on || this.#held) return;
     if (body) {
       try {
-        const written = this.emit(body);
+        const written = this.#failed ? this.#endAfterFailure(body) : this.emit(body);
         if (written) await written;
       } catch {
         // The run already has its outcome; a sink that fails on the last event cannot change it.
