@@ -3,7 +3,8 @@ import type { RunStartEvent, TraceEvent } from './events.js';
 /**
  * Where trace events go. `write` may return a promise; the loop awaits it so a slow sink applies
  * back-pressure instead of buffering without bound. A sink that throws ends the run as `hard_error`
- * with source `trace`: a run you cannot reproduce is worth stopping.
+ * with source `trace`: a run you cannot reproduce is worth stopping. The other sinks still get that
+ * run's `run-end` (those after the failed one in the list miss the event it failed on).
  */
 export interface TraceSink {
   write(event: TraceEvent): void | Promise<void>;
