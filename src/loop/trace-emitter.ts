@@ -96,16 +96,22 @@ export class TraceEmitter {
    */
   emit(body: TraceEventBody | TraceEvent, at: number = this.#setup.clock.now()): Promise<void> | undefined {
     if (!this.on || this.#broken) return undefined;
-    const event = body as TraceEvent;
-    event.v = traceVersion;
-    event.runId = this.#runId;
-    event.seq = this.#seq++;
-    event.at = at;
+    const event = this.#stamp(body, at);
     if (this.#held) {
       this.#held.push(event);
       return undefined;
     }
     return this.#write(event, 0);
+  }
+
+  /** Stamps the body in place as the run's next event: version, run id, `seq`, time. */
+  #stamp(body: TraceEventBody | TraceEvent, at: number): TraceEvent {
+    const event = body as TraceEvent;
+    event.v = traceVersion;
+    event.runId = this.#runId;
+    event.seq = this.#seq++;
+    event.at = at;
+    return event;
   }
 
   /** Writes to the sinks from `from` on; goes async only at the first sink whose write returned a thenable. */
@@ -176,11 +182,7 @@ export class TraceEmitter {
    * failed on: their trace has that one gap.
    */
   async #endAfterFailure(body: TraceEventBody | TraceEvent): Promise<void> {
-    const event = body as TraceEvent;
-    event.v = traceVersion;
-    event.runId = this.#runId;
-    event.seq = this.#seq++;
-    event.at = this.#setup.clock.now();
+    const event = this.#stamp(body, this.#setup.clock.now());
     for (const sink of this.#sinks) {
       if (sink === this.#failed) continue;
       try {

@@ -23,6 +23,20 @@ afterEach(() => {
 
 const start = Date.UTC(2026, 0, 5, 12);
 
+/** The sink's tool wrapper, counting the calls it wraps; it declines a run as the sink's does. */
+function counted(sink: ReturnType<typeof otelTraceSink>) {
+  let wrapped = 0;
+  const wrapper = sink.wrapToolExecution;
+  const wrapToolExecution = Object.assign(
+    (execute: () => unknown, call: Parameters<typeof wrapper>[1]) => {
+      wrapped++;
+      return wrapper(execute, call);
+    },
+    { ignores: (runId: string) => wrapper.ignores?.(runId) === true },
+  );
+  return { wrapToolExecution, wrapped: () => wrapped };
+}
+
 describe('otelTraceSink with nothing listening', () => {
   it('records into no instrument when no MeterProvider is registered', async () => {
     // The API's no-op instruments are shared singletons: a record on any of them lands here.
@@ -92,15 +106,7 @@ describe('otelTraceSink with nothing listening', () => {
       written.push(event.type);
       write(event);
     };
-    let wrapped = 0;
-    const wrapper = sink.wrapToolExecution;
-    const counting = Object.assign(
-      (execute: () => unknown, call: Parameters<typeof wrapper>[1]) => {
-        wrapped++;
-        return wrapper(execute, call);
-      },
-      { ignores: (runId: string) => wrapper.ignores?.(runId) === true },
-    );
+    const { wrapToolExecution: counting, wrapped: wrappedCount } = counted(sink);
     const run = await runScenario('happy', {
       trace: sink,
       wrapToolExecution: counting,
@@ -109,7 +115,7 @@ describe('otelTraceSink with nothing listening', () => {
     expect(run.outcome.kind).toBe('answered');
     expect(run.steps).toBeGreaterThan(1);
     expect(written).toEqual(['run-start']);
-    expect(wrapped).toBe(0);
+    expect(wrappedCount()).toBe(0);
     // Nothing of the run is kept: a later run starts clean, and asks again.
     const again = await runScenario('happy', {
       trace: sink,
@@ -138,21 +144,13 @@ describe('otelTraceSink with nothing listening', () => {
 
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     const traced = otelTraceSink();
-    let wrapped = 0;
-    const wrapper = traced.wrapToolExecution;
-    const counting = Object.assign(
-      (execute: () => unknown, call: Parameters<typeof wrapper>[1]) => {
-        wrapped++;
-        return wrapper(execute, call);
-      },
-      { ignores: (runId: string) => wrapper.ignores?.(runId) === true },
-    );
+    const { wrapToolExecution: counting, wrapped: wrappedCount } = counted(traced);
     const run = await runScenario('happy', {
       trace: traced,
       wrapToolExecution: counting,
       clock: fakeClock(start),
     });
     expect(run.outcome.kind).toBe('answered');
-    expect(wrapped).toBeGreaterThan(0);
+    expect(wrappedCount()).toBeGreaterThan(0);
   });
 });
