@@ -1,6 +1,6 @@
 import { compactTraceEncoding } from './compact-trace-encoder.js';
 import type { TraceEvent } from './events.js';
-import { applyJsonDelta, setOwn } from './json-delta.js';
+import { applyJsonDelta, maxPatchDepth, setOwn } from './json-delta.js';
 
 interface TypeShape {
   type: string;
@@ -97,7 +97,9 @@ export class CompactTraceDecoder {
       if (!shape) throw new Error(`a compact event line patches a ${type} event, but none came before it`);
       keys = shape.keys;
       try {
-        values = applyJsonDelta([body, ...children], shape.values) as unknown[];
+        // The line's mask over the body's fields is a level of its own above each field's patch,
+        // which the encoder nests up to `maxPatchDepth` deep.
+        values = applyJsonDelta([body, ...children], shape.values, maxPatchDepth + 1) as unknown[];
       } catch (error) {
         throw new Error(
           `a compact ${type} event does not fit the one before it: ${(error as Error).message}`,

@@ -176,6 +176,31 @@ describe('the compact trace encoding', () => {
     expect(Object.getPrototypeOf((read[4] as unknown as { bag: object }).bag)).toBe(Object.prototype);
   });
 
+  it('a field changed deeper than patches nest reads back (the line\u2019s own mask is a level above them)', () => {
+    // Found by the property above with seed -1263777007: the encoder nests a field's patch 8 deep,
+    // under the line's mask over the fields; the decoder allowed 8 levels in all and refused the line.
+    const pad = 'a long text that stays the same at every level';
+    const deep = (value: number, levels: number): unknown =>
+      levels === 0 ? { pad, value } : { pad, next: deep(value, levels - 1) };
+    const event = (seq: number, value: number) =>
+      ({
+        v: 1,
+        runId: 'r',
+        seq,
+        at: seq,
+        type: 'budget-check',
+        step: 1,
+        body: deep(value, 12),
+      }) as unknown as TraceEvent;
+    const events = [event(0, 1), event(1, 2), event(2, 3)];
+    const encoder = new CompactTraceEncoder();
+    const text = events.map((item) => encoder.encode(item)).join('');
+    expect(text.split('\n')[2]).toMatch(/^\["[^"]+",\d+,[^,]+,"[01]*2/);
+    const read = parseJsonlTrace(text).events;
+    expect(read).toEqual(asRead(events));
+    expect(plainText(read)).toBe(plainText(events));
+  });
+
   it('a last line cut off by a crash is the torn tail: the events before it read back, and resume past them', () => {
     fc.assert(
       fc.property(

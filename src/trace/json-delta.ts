@@ -9,7 +9,8 @@
 type JsonContainer = Record<string, unknown> | unknown[];
 
 /** How deep patches nest; below this a changed value is written whole. */
-const maxDepth = 8;
+export const maxPatchDepth = 8;
+const maxDepth = maxPatchDepth;
 
 /**
  * `current` as a patch on `base` when both are containers of one shape and the patch is the
