@@ -330,13 +330,23 @@ export class RedisRunEventLog implements RunEventStore {
         const runId = channel.slice(channelPrefix.length);
         for (const notify of this.#listeners.get(runId)?.listeners ?? []) notify(notice);
       });
-      // Notices published while the subscriber was away are lost: after it reconnects (and ioredis
-      // subscribed again), every follower reads the stream instead of waiting for its poll.
-      let connected = subscriber.status === 'ready';
+      // Notices published while the subscriber was away are lost: each time it is ready (again),
+      // this log's channels are subscribed once more and, when Redis has confirmed them, every
+      // follower reads the stream instead of waiting for its poll. Every `ready`, the first one
+      // included: a SUBSCRIBE sent while the connection is still in its handshake (ioredis writes
+      // it at once) fails ioredis's ready check, which drops and remakes the connection before the
+      // first `ready`, and what was published in between was lost all the same.
       subscriber.on('ready', () => {
-        if (connected)
-          for (const entry of this.#listeners.values()) for (const notify of entry.listeners) notify('');
-        connected = true;
+        const runIds = [...this.#listeners.keys()];
+        if (runIds.length === 0) return;
+        subscriber.subscribe(...runIds.map((runId) => this.#channel(runId))).then(
+          () => {
+            for (const runId of runIds)
+              for (const notify of this.#listeners.get(runId)?.listeners ?? []) notify('');
+          },
+          // The connection went again: its next `ready` does this again.
+          () => {},
+        );
       });
     }
     let entry = this.#listeners.get(runId);
