@@ -5,5 +5,6 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 60_000,
+    setupFiles: ['test/support/fast-check-seed.ts'],
   },
 });
