@@ -101,7 +101,25 @@ export async function createRunWorker(options: RunWorkerOptions): Promise<RunWor
 
   const subscriber: Redis = redis.duplicate();
   subscriber.on('message', (_channel: string, runId: string) => cancels.get(runId)?.abort());
+  // A cancel published while the subscriber was away reached no one: each time it is ready again
+  // (ioredis has resubscribed; subscribing here too makes sure before anything is read), the runs
+  // in flight whose record says `cancelling` are cancelled, as the lost notice would have done.
+  let subscribedOnce = false;
+  subscriber.on('ready', () => {
+    if (!subscribedOnce || cancels.size === 0) return;
+    void (async () => {
+      await subscriber.subscribe(cancelChannel(prefix));
+      const runIds = [...cancels.keys()];
+      const records = await Promise.all(runIds.map((runId) => registry.get(runId)));
+      records.forEach((record, index) => {
+        if (record?.status === 'cancelling') cancels.get(runIds[index] as string)?.abort();
+      });
+    })().catch(() => {
+      // The connection went again: its next `ready` does this again.
+    });
+  });
   await subscriber.subscribe(cancelChannel(prefix));
+  subscribedOnce = true;
 
   const delay = async (job: Job<RunJob>, token: string | undefined, ms: number): Promise<never> => {
     await job.moveToDelayed(Date.now() + ms, token);
