@@ -146,10 +146,6 @@ export function leavesUnder(
   return out;
 }
 
-interface Node {
-  segments: string[];
-  value: unknown;
-}
 const dotted = (segments: readonly string[]) => (segments.length === 0 ? '(input)' : segments.join('.'));
 type Leaf = ArgumentLeaf;
 const leafOf = (segments: string[], value: unknown, key = false): Leaf => ({

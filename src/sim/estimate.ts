@@ -76,7 +76,7 @@ function select(a: Float64Array, k: number, left: number, right: number): void {
     const x = a[lo] as number;
     const y = a[mid] as number;
     const z = a[hi] as number;
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    const pivot = x < y ? (y < z ? y : Math.max(x, z)) : x < z ? x : Math.max(y, z);
     let i = lo;
     let j = hi;
     while (i <= j) {

@@ -91,6 +91,7 @@ describe('post-22: retry in place and restart', () => {
 describe('post-09: quadratic cost', () => {
   it.each([
     [10, 0.2115],
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: the post's published figure, not ln 2
     [20, 0.693],
     [40, 2.466],
     [80, 9.252],
