@@ -71,11 +71,19 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
     }
   });
 
-  it('every entry point but reins/plot, reins/tokenizers, reins/otel, reins/bullmq and reins/server loads with zod alone', () => {
+  it('every entry point but reins/plot, reins/tokenizers, reins/otel, reins/bullmq, reins/pgboss and reins/server loads with zod alone', () => {
     const specifiers = Object.keys(manifest.exports)
       .filter(
         (key) =>
-          !['./package.json', './plot', './tokenizers', './otel', './bullmq', './server'].includes(key),
+          ![
+            './package.json',
+            './plot',
+            './tokenizers',
+            './otel',
+            './bullmq',
+            './pgboss',
+            './server',
+          ].includes(key),
       )
       .map((key) => key.replace(/^\./, 'reins'));
     expect(specifiers.length).toBeGreaterThan(10);
@@ -139,6 +147,14 @@ describe('a library install needs no CLI, chart or Ajv package', () => {
     const result = run("await import('reins/bullmq');");
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/Cannot find package '(bullmq|ioredis)'/);
+  });
+
+  it('reins/pgboss names the missing pg or pg-boss, optional peers', () => {
+    expect(manifest.peerDependenciesMeta['pg-boss']?.optional).toBe(true);
+    expect(manifest.peerDependenciesMeta['pg']?.optional).toBe(true);
+    const result = run("await import('reins/pgboss');");
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/Cannot find package '(pg|pg-boss)'/);
   });
 
   it('the reins command lists what to install and exits 2', () => {

@@ -24,7 +24,7 @@ beforeAll(async () => {
   redis = await connectTestRedis();
   mkdirSync(join(project, 'node_modules'));
   symlinkSync(root, join(project, 'node_modules', 'reins'), 'dir');
-  for (const name of ['zod', 'pg', 'ioredis', '@types'])
+  for (const name of ['zod', 'pg', 'pg-boss', 'ioredis', 'bullmq', '@types'])
     symlinkSync(join(root, 'node_modules', name), join(project, 'node_modules', name), 'dir');
   writeFileSync(join(project, 'package.json'), '{ "type": "module", "private": true }\n');
   writeFileSync(
@@ -55,17 +55,19 @@ afterAll(async () => {
   rmSync(project, { recursive: true, force: true });
 });
 
-function readmeSection(title: string): string {
+/** The `index`th ```ts block of the README section whose title starts with `title`. */
+function readmeSection(title: string, index = 0): string {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const section = readme.split(/^## /m).find((part) => part.startsWith(title));
-  const block = section ? /```ts\n([\s\S]*?)```/.exec(section) : null;
-  if (!block?.[1]) throw new Error(`README.md has no "## ${title}" section with a \`\`\`ts block`);
+  const block = section ? [...section.matchAll(/```ts\n([\s\S]*?)```/g)][index] : undefined;
+  if (!block?.[1])
+    throw new Error(`README.md has no "## ${title}" section with ${index + 1} \`\`\`ts blocks`);
   return block[1];
 }
 
-function tsdocExample(file: string, className: string): string {
+function tsdocExample(file: string, className: string, kind: 'class' | 'async function' = 'class'): string {
   const source = readFileSync(join(root, file), 'utf8');
-  const doc = new RegExp(`/\\*\\*((?:(?!\\*/)[\\s\\S])*?)\\*/\\s*export class ${className}\\b`).exec(
+  const doc = new RegExp(`/\\*\\*((?:(?!\\*/)[\\s\\S])*?)\\*/\\s*export ${kind} ${className}\\b`).exec(
     source,
   )?.[1];
   const example = doc?.split('@example')[1];
@@ -112,6 +114,53 @@ describe('shared checkpoint examples', () => {
     const code = tsdocExample('src/postgres/postgres-checkpoint-store.ts', 'PostgresCheckpointStore');
     const output = typeCheckAndRun(code, "PostgresCheckpointStore's @example");
     expect(output.trim()).toBe('answered 2');
+  });
+
+  it('the job queue README section type-checks and runs, on BullMQ and on pg-boss', {
+    timeout: 120_000,
+  }, ({ skip }) => {
+    if (!pool || !redis) return skip();
+    const traceOf = (output: string) => output.trim().split('\n');
+    for (const [index, engine] of [
+      [0, 'BullMQ'],
+      [1, 'pg-boss'],
+    ] as const) {
+      const lines = traceOf(
+        typeCheckAndRun(readmeSection('Agents behind a job queue', index), `the ${engine} README example`),
+      );
+      expect(lines[0], engine).toBe('0 run-start');
+      expect(lines.at(-1), engine).toMatch(/ run-end$/);
+      expect(
+        lines.map((line) => Number(line.split(' ')[0])),
+        engine,
+      ).toEqual(lines.map((_, i) => i));
+    }
+  });
+
+  it('the pg-boss classes’ and worker’s @examples type-check and run', { timeout: 120_000 }, ({ skip }) => {
+    if (!pool) return skip();
+    expect(
+      typeCheckAndRun(
+        tsdocExample('src/pgboss/postgres-run-registry.ts', 'PostgresRunRegistry'),
+        'PostgresRunRegistry',
+      ).trim(),
+    ).toBe('queued');
+    expect(
+      typeCheckAndRun(
+        tsdocExample('src/pgboss/postgres-run-event-log.ts', 'PostgresRunEventLog'),
+        'PostgresRunEventLog',
+      ).trim(),
+    ).toBe('step-start');
+    expect(
+      typeCheckAndRun(
+        tsdocExample('src/pgboss/pgboss-run-queue.ts', 'PgBossRunQueue'),
+        'PgBossRunQueue',
+      ).trim(),
+    ).toBe('true queued');
+    typeCheckAndRun(
+      tsdocExample('src/pgboss/pgboss-run-worker.ts', 'createPgBossWorker', 'async function'),
+      'createPgBossWorker',
+    );
   });
 
   it("RedisCheckpointStore's @example type-checks and runs", ({ skip }) => {
