@@ -176,7 +176,83 @@ describe('reins serve', () => {
     },
   );
 
-  it('refuses to start without Redis, naming --in-process (exit 2)', () => {
+  it.skipIf(process.env['REINS_SKIP_POSTGRES'] === '1')(
+    'on pg-boss (--engine pgboss, no Redis): `reins serve` queues, `reins worker` executes, the API follows it',
+    async () => {
+      const postgresUrl = process.env['REINS_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+      const queue = `serve_cli_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+      const served = start(
+        ['serve', '--engine', 'pgboss', '--postgres', postgresUrl, '--queue', queue, '--port', '0'],
+        {
+          REINS_TOKENS: 'token-for-cust-ana=cust-ana, token-for-cust-ben=cust-ben',
+        },
+      );
+      const url = await served.url;
+      await vi.waitFor(() => expect(served.output()).toContain('pg-boss jobs'));
+      const worker = spawn(
+        process.execPath,
+        [
+          cli,
+          'worker',
+          '--engine',
+          'pgboss',
+          '--agents',
+          join(root, 'test', 'fixtures', 'pgboss-cli-agents.mjs'),
+          '--postgres',
+          postgresUrl,
+          '--queue',
+          queue,
+          '--quiet',
+        ],
+        { cwd: root, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] },
+      );
+      children.push(worker);
+      let workerErrors = '';
+      worker.stderr?.on('data', (chunk: Buffer) => {
+        workerErrors += chunk.toString();
+      });
+      await new Promise<void>((ready, failed) => {
+        worker.once('message', () => ready());
+        worker.once('exit', (code) => failed(new Error(`reins worker exited ${code}: ${workerErrors}`)));
+      });
+      try {
+        const ana = { Authorization: 'Bearer token-for-cust-ana', 'Content-Type': 'application/json' };
+        const started = await fetch(`${url}runs`, {
+          method: 'POST',
+          headers: ana,
+          body: JSON.stringify({ agent: 'steps', input: 'go' }),
+        });
+        expect(started.status).toBe(201);
+        const { runId } = (await started.json()) as { runId: string };
+        const other = await fetch(`${url}runs/${runId}`, {
+          headers: { Authorization: 'Bearer token-for-cust-ben' },
+        });
+        expect(other.status).toBe(403);
+        const stream = await fetch(`${url}runs/${runId}/events`, { headers: ana });
+        const seqs: number[] = [];
+        let final: { status: string; outcome?: { kind: string } } | undefined;
+        for await (const message of readServerSentEvents(stream.body!)) {
+          if (message.event === 'end') {
+            final = JSON.parse(message.data);
+            break;
+          }
+          seqs.push((JSON.parse(message.data) as { seq: number }).seq);
+        }
+        expect(final).toMatchObject({ status: 'ended', outcome: { kind: 'answered' } });
+        expect(seqs.length).toBeGreaterThan(10);
+        expect(seqs).toEqual(seqs.map((_, index) => index));
+      } finally {
+        const stopped = new Promise((resolve) => worker.once('exit', resolve));
+        worker.kill('SIGTERM');
+        expect(await stopped).toBe(0);
+        const exited = new Promise((resolve) => served.child.once('exit', resolve));
+        served.child.kill('SIGINT');
+        expect(await exited).toBe(0);
+      }
+    },
+  );
+
+  it('refuses to start without Redis (or PostgreSQL with --engine pgboss), naming what to do (exit 2)', () => {
     const result = spawnSync(process.execPath, [cli, 'serve', '--redis', 'redis://127.0.0.1:1'], {
       cwd: root,
       encoding: 'utf8',
@@ -184,6 +260,31 @@ describe('reins serve', () => {
     });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/Redis is not reachable at redis:\/\/127\.0\.0\.1:1 .*--in-process/);
+    const pgboss = spawnSync(
+      process.execPath,
+      [cli, 'serve', '--engine', 'pgboss', '--postgres', 'postgres://postgres@127.0.0.1:1/test'],
+      { cwd: root, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(pgboss.status).toBe(2);
+    expect(pgboss.stderr).toMatch(
+      /PostgreSQL is not reachable at postgres:\/\/postgres@127\.0\.0\.1:1\/test .*--postgres/,
+    );
+    const worker = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'worker',
+        '--engine',
+        'pgboss',
+        '--agents',
+        join(root, 'test', 'fixtures', 'pgboss-cli-agents.mjs'),
+        '--tenant-rate',
+        '1/1000',
+      ],
+      { cwd: root, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(worker.status).toBe(2);
+    expect(worker.stderr).toContain('--tenant-rate: not supported with --engine pgboss');
   });
 
   it('makes up a token when none is given, and prints it', async () => {

@@ -217,9 +217,14 @@ bench
 program
   .command('worker')
   .description(
-    'Run queued agent runs (BullMQ on Redis): resume crashed runs from the shared checkpoint store, drain on SIGTERM',
+    'Run queued agent runs (BullMQ on Redis, or pg-boss on PostgreSQL): resume crashed runs from the shared checkpoint store, drain on SIGTERM',
   )
   .requiredOption('--agents <module>', 'a module exporting `agents`: definitions by name (defineAgent)')
+  .addOption(
+    new Option('--engine <engine>', 'the job engine: BullMQ on Redis, or pg-boss on PostgreSQL (no Redis)')
+      .choices(['bullmq', 'pgboss'])
+      .default('bullmq'),
+  )
   .option(
     '--redis <url>',
     'Redis URL (env REINS_REDIS_URL)',
@@ -236,7 +241,7 @@ program
       .default('postgres'),
   )
   .option('--sqlite <file>', 'SQLite file for --checkpoint sqlite (one machine only)')
-  .option('--queue <name>', 'BullMQ queue name', 'reins-runs')
+  .option('--queue <name>', 'queue name', 'reins-runs')
   .option('--prefix <prefix>', 'Redis key prefix', 'reins')
   .addOption(
     new Option('--concurrency <n>', 'runs at once in this process')
@@ -451,7 +456,17 @@ program
     'Redis URL for the BullMQ queue (env REINS_REDIS_URL)',
     process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
   )
-  .option('--queue <name>', 'BullMQ queue name (the workers must match)', 'reins-runs')
+  .addOption(
+    new Option('--engine <engine>', 'the job engine: BullMQ on Redis, or pg-boss on PostgreSQL (no Redis)')
+      .choices(['bullmq', 'pgboss'])
+      .default('bullmq'),
+  )
+  .option(
+    '--postgres <url>',
+    'PostgreSQL URL for --engine pgboss (env REINS_POSTGRES_URL)',
+    process.env['REINS_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test',
+  )
+  .option('--queue <name>', 'queue name (the workers must match)', 'reins-runs')
   .option('--prefix <prefix>', 'Redis key prefix (the workers must match)', 'reins')
   .addOption(
     new Option(
@@ -469,6 +484,8 @@ program
         port: options.port,
         tokens: options.tokens,
         redis: options.redis,
+        engine: options.engine,
+        postgres: options.postgres,
         queue: options.queue,
         prefix: options.prefix,
         ...(options.endedTtlMs ? { endedRunTtlMs: options.endedTtlMs } : {}),

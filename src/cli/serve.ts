@@ -28,7 +28,11 @@ export interface ServeFlags {
   port: number;
   tokens: string | undefined;
   redis: string;
-  /** The BullMQ queue's name and the key prefix: the workers' (`reins worker`) must match. */
+  /** The job engine: BullMQ on Redis, or pg-boss on PostgreSQL (no Redis). @default 'bullmq' */
+  engine?: 'bullmq' | 'pgboss';
+  /** PostgreSQL URL for `engine: 'pgboss'`. */
+  postgres?: string;
+  /** The queue's name and (BullMQ) the key prefix: the workers' (`reins worker`) must match. */
   queue: string;
   prefix: string;
   /** Records and traces of ended runs expire this long after they end. @default kept */
@@ -108,7 +112,51 @@ async function redisReachable(url: string): Promise<string | undefined> {
   }
 }
 
-/** The queue and its stores: BullMQ on Redis, or the in-process queue. */
+/** Connects once with a short timeout, so a missing PostgreSQL is a message, not a hang. */
+async function postgresReachable(url: string): Promise<string | undefined> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** The pg-boss queue on PostgreSQL, its records and traces. */
+async function openPgBossQueue(
+  flags: ServeFlags,
+): Promise<{ queue: RunQueue; runs: RunRegistry; events: RunEventLog; note: string } | string> {
+  let pgboss: typeof import('../pgboss/index.js');
+  try {
+    [pgboss] = await importPeers('reins serve --engine pgboss', [
+      { name: 'pg-boss', range: '^10', load: () => import('../pgboss/index.js') },
+      { name: 'pg', range: '^8', load: () => import('pg') },
+    ]);
+  } catch (error) {
+    return `${error instanceof Error ? error.message : String(error)} (or serve with --in-process)`;
+  }
+  const url = flags.postgres ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const unreachable = await postgresReachable(url);
+  if (unreachable)
+    return `PostgreSQL is not reachable at ${url} (${unreachable}): start one, pass --postgres, or serve with --in-process`;
+  if (flags.endedRunTtlMs) return '--ended-ttl-ms is not supported with --engine pgboss yet';
+  const queue = new pgboss.PgBossRunQueue({ connectionString: url, queueName: flags.queue });
+  return {
+    queue,
+    runs: queue.registry,
+    events: queue.events,
+    note:
+      `runs are pg-boss jobs on ${url} (queue "${flags.queue}"); ` +
+      `workers execute them: reins worker --engine pgboss --agents <module> --postgres ${url} --queue ${flags.queue}`,
+  };
+}
+
+/** The queue and its stores: BullMQ on Redis, pg-boss on PostgreSQL, or the in-process queue. */
 async function openQueue(
   flags: ServeFlags,
   agents: AgentDefinition[] | undefined,
@@ -130,6 +178,7 @@ async function openQueue(
       note: 'runs execute in this process (the in-process queue); nothing survives a restart',
     };
   }
+  if (flags.engine === 'pgboss') return openPgBossQueue(flags);
   let bullmq: typeof import('../bullmq/index.js');
   try {
     [bullmq] = await importPeers('reins serve', [

@@ -9,6 +9,8 @@ import { type AgentDefinition, type AgentRegistry, agentRegistry } from '../queu
 export interface WorkerCommandOptions {
   /** A module exporting `agents` (or a default export): a registry, an array of definitions, or a function returning one. */
   agents: string;
+  /** @default 'bullmq' */
+  engine?: 'bullmq' | 'pgboss';
   redis: string;
   postgres: string;
   checkpoint: 'postgres' | 'redis' | 'sqlite';
@@ -61,6 +63,7 @@ export async function loadAgents(path: string, context: AgentModuleContext): Pro
  * finishes its step, is checkpointed and goes back to the queue for another worker.
  */
 export async function workerCommand(options: WorkerCommandOptions): Promise<number> {
+  if (options.engine === 'pgboss') return pgBossWorkerCommand(options);
   const [bullmqModule, ioredis] = await importPeers('reins worker', [
     { name: 'bullmq', range: '^6', load: () => import('../bullmq/index.js') },
     { name: 'ioredis', range: '^5', load: () => import('ioredis') },
@@ -106,6 +109,66 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<numb
   await closeCheckpoint();
   await redis.quit().catch(() => {});
   // The agents module may hold connections of its own: the runs are drained, so leave regardless.
+  setTimeout(() => process.exit(0), 1_000).unref();
+  return 0;
+}
+
+/** `reins worker --engine pgboss`: the same, on pg-boss and PostgreSQL (no Redis unless `--checkpoint redis`). */
+async function pgBossWorkerCommand(options: WorkerCommandOptions): Promise<number> {
+  const unsupported = [
+    options.tenantMaxRunning !== undefined ? '--tenant-max-running' : undefined,
+    options.tenantRate !== undefined ? '--tenant-rate' : undefined,
+    options.endedTtlMs !== undefined ? '--ended-ttl-ms' : undefined,
+    options.lockDurationMs !== undefined ? '--lock-duration-ms' : undefined,
+    options.stalledIntervalMs !== undefined ? '--stalled-interval-ms' : undefined,
+  ].filter((flag) => flag !== undefined);
+  if (unsupported.length > 0)
+    throw new ReinsError('invalid_option', `${unsupported.join(', ')}: not supported with --engine pgboss`);
+  const [pgboss, pg] = await importPeers('reins worker --engine pgboss', [
+    { name: 'pg-boss', range: '^10', load: () => import('../pgboss/index.js') },
+    { name: 'pg', range: '^8', load: () => import('pg') },
+  ]);
+  const context = { redisUrl: options.redis, postgresUrl: options.postgres };
+  const agents = await loadAgents(options.agents, context);
+  const pool = new pg.default.Pool({ connectionString: options.postgres, max: options.concurrency + 4 });
+  let redis: import('ioredis').Redis | undefined;
+  if (options.checkpoint === 'redis') {
+    const { Redis } = await import('ioredis');
+    redis = new Redis(options.redis, { maxRetriesPerRequest: null });
+  }
+  const { checkpoint, close: closeCheckpoint } =
+    options.checkpoint === 'postgres'
+      ? {
+          checkpoint: new (await import('../postgres/postgres-checkpoint-store.js')).PostgresCheckpointStore({
+            pool,
+          }),
+          close: async () => {},
+        }
+      : await openCheckpointStore(options, redis as import('ioredis').Redis);
+  const worker = await pgboss.createPgBossWorker({
+    connectionString: options.postgres,
+    pool,
+    queueName: options.queue,
+    agents,
+    checkpoint,
+    concurrency: options.concurrency,
+    ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+  });
+  if (!options.quiet)
+    console.error(
+      `reins worker ${process.pid}: pg-boss queue ${options.queue} on ${options.postgres}, agents ${agents.names().join(', ')}, checkpoints in ${options.checkpoint}, concurrency ${options.concurrency}`,
+    );
+  await new Promise<void>((done) => {
+    const stop = () => done();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    process.send?.({ ready: true });
+    if (!options.quiet) console.error('ready');
+  });
+  await worker.close();
+  await closeCheckpoint();
+  await pool.end().catch(() => {});
+  await redis?.quit().catch(() => {});
   setTimeout(() => process.exit(0), 1_000).unref();
   return 0;
 }
