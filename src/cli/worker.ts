@@ -97,14 +97,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<numb
     console.error(
       `reins worker ${process.pid}: queue ${options.queue} (prefix ${options.prefix}), agents ${agents.names().join(', ')}, checkpoints in ${options.checkpoint}, concurrency ${options.concurrency}`,
     );
-  await new Promise<void>((done) => {
-    const stop = () => done();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-    // Ready: tests and supervisors wait for this line.
-    process.send?.({ ready: true });
-    if (!options.quiet) console.error('ready');
-  });
+  await readyUntilStopped(options.quiet);
   await worker.close();
   await closeCheckpoint();
   await redis.quit().catch(() => {});
@@ -158,19 +151,24 @@ async function pgBossWorkerCommand(options: WorkerCommandOptions): Promise<numbe
     console.error(
       `reins worker ${process.pid}: pg-boss queue ${options.queue} on ${options.postgres}, agents ${agents.names().join(', ')}, checkpoints in ${options.checkpoint}, concurrency ${options.concurrency}`,
     );
-  await new Promise<void>((done) => {
-    const stop = () => done();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-    process.send?.({ ready: true });
-    if (!options.quiet) console.error('ready');
-  });
+  await readyUntilStopped(options.quiet);
   await worker.close();
   await closeCheckpoint();
   await pool.end().catch(() => {});
   await redis?.quit().catch(() => {});
   setTimeout(() => process.exit(0), 1_000).unref();
   return 0;
+}
+
+/** Says the worker is ready (tests and supervisors wait for it), then waits for SIGTERM or SIGINT. */
+function readyUntilStopped(quiet: boolean | undefined): Promise<void> {
+  return new Promise<void>((done) => {
+    const stop = () => done();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    process.send?.({ ready: true });
+    if (!quiet) console.error('ready');
+  });
 }
 
 function parseRate(text: string | undefined): { max: number; windowMs: number } | undefined {
