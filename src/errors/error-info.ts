@@ -19,7 +19,10 @@ function read(value: object, key: string): unknown {
 
 function text(value: unknown, limit = 2_000): string | undefined {
   if (typeof value !== 'string') return undefined;
-  return value.length > limit ? `${value.slice(0, limit)}…` : value;
+  if (value.length <= limit) return value;
+  // Not inside a surrogate pair: half an emoji is not a string every store accepts (PostgreSQL's jsonb refuses it).
+  const end = /[\uD800-\uDBFF]/.test(value[limit - 1] as string) ? limit - 1 : limit;
+  return `${value.slice(0, end)}…`;
 }
 
 /** A short description of any value: JSON where it can be had, else a type name. Never throws. */

@@ -13,6 +13,8 @@ export class PostgresListener {
   readonly #handlers = new Map<string, Set<Handler>>();
   readonly #reconnected = new Set<() => void>();
   #client: Promise<PoolClient> | undefined;
+  /** Names the connection attempt `#client` is: a failure of an older one leaves a newer one be. */
+  #attempt: object | undefined;
   #lost = false;
   #closed = false;
 
@@ -49,24 +51,41 @@ export class PostgresListener {
 
   #connected(): Promise<PoolClient> {
     if (this.#closed) return Promise.reject(new Error('listener closed'));
-    this.#client ??= this.#connect();
+    if (!this.#client) {
+      const attempt = {};
+      this.#attempt = attempt;
+      this.#client = this.#connect(attempt);
+    }
     return this.#client;
   }
 
-  async #connect(): Promise<PoolClient> {
+  #forget(attempt: object): void {
+    if (this.#attempt !== attempt) return;
+    this.#attempt = undefined;
+    this.#client = undefined;
+  }
+
+  async #connect(attempt: object): Promise<PoolClient> {
     let client: PoolClient;
     try {
       client = await this.#pool.connect();
     } catch (error) {
-      this.#client = undefined;
+      this.#forget(attempt);
       throw error;
     }
+    let gone = false;
     const lost = () => {
-      if (this.#client === undefined) return;
-      this.#client = undefined;
+      // 'error' and 'end' both come for one failure; a later connection is not this one's to drop.
+      if (gone) return;
+      gone = true;
+      this.#forget(attempt);
       this.#lost = true;
-      client.release(true);
-      this.#retry(100);
+      try {
+        client.release(true);
+      } catch {
+        // Released already (by close()).
+      }
+      if (!this.#closed) this.#retry(100);
     };
     client.on('error', lost);
     client.on('end', lost);
@@ -99,11 +118,16 @@ export class PostgresListener {
     this.#closed = true;
     const pending = this.#client;
     this.#client = undefined;
+    this.#attempt = undefined;
     this.#handlers.clear();
     const client = await pending?.catch(() => undefined);
     if (client) {
       await client.query('UNLISTEN *').catch(() => {});
-      client.release();
+      try {
+        client.release();
+      } catch {
+        // Its connection failed meanwhile and it was released then.
+      }
     }
   }
 }

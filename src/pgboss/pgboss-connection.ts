@@ -1,12 +1,16 @@
 import pg from 'pg';
 import PgBoss from 'pg-boss';
-import type { Queryable } from './tables.js';
+import { connectionLost, type Queryable } from './tables.js';
 
 /** How reins reaches PostgreSQL for a pg-boss queue or worker. */
 export interface PgBossConnectionOptions {
   /** @default process.env.REINS_POSTGRES_URL, else 'postgres://postgres@127.0.0.1:5432/postgres' */
   connectionString?: string;
-  /** A pool for the run records and traces (reins closes only a pool it made). @default one made from `connectionString` */
+  /**
+   * A pool for the run records and traces (reins closes only a pool it made). Give it an `'error'`
+   * listener: pg emits one when the server closes an idle connection, and without a listener it ends
+   * the process. @default one made from `connectionString` (with a listener)
+   */
   pool?: pg.Pool;
   /** The pg-boss queue's name; workers must use the same. @default 'reins-runs' */
   queueName?: string;
@@ -31,9 +35,13 @@ export function connectionString(options: PgBossConnectionOptions): string {
 }
 
 /** The pool to use, and whether reins made it (and so ends it). */
-export function poolFor(options: PgBossConnectionOptions): { pool: pg.Pool; owned: boolean } {
+export function poolFor(options: PgBossConnectionOptions, max = 10): { pool: pg.Pool; owned: boolean } {
   if (options.pool) return { pool: options.pool, owned: false };
-  return { pool: new pg.Pool({ connectionString: connectionString(options) }), owned: true };
+  const pool = new pg.Pool({ connectionString: connectionString(options), max });
+  // An idle connection the server closes (a restart, a failover) is an 'error' on the pool: without
+  // a listener it would end the process. The pool makes a new connection when one is next needed.
+  pool.on('error', () => {});
+  return { pool, owned: true };
 }
 
 /** A pg-boss `db` that runs its statements on `client`: a send inside the caller's transaction. */
@@ -41,6 +49,29 @@ export function onClient(client: Queryable): PgBoss.Db {
   return {
     executeSql: async (text: string, values: unknown[]) =>
       (await client.query(text, values as unknown[])) as unknown as { rows: unknown[] },
+  } as PgBoss.Db;
+}
+
+/**
+ * pg-boss's database on reins's pool: a statement whose connection was lost (a restart, a
+ * failover) is tried again on another, up to 6 times over about 3 s. pg-boss 10 does not wait for
+ * some of its writes (marking a job complete or failed): a rejection there would be unhandled and
+ * end the process. Its statements are safe to repeat (a repeated fetch leaves a job active until it
+ * expires and is handed out again; a repeated send is a second job for the run, which the executor
+ * skips).
+ */
+export function bossDb(pool: Queryable): PgBoss.Db {
+  return {
+    executeSql: async (text: string, values: unknown[]) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return (await pool.query(text, values as unknown[])) as unknown as { rows: unknown[] };
+        } catch (error) {
+          if (!connectionLost(error) || attempt >= 5) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+        }
+      }
+    },
   } as PgBoss.Db;
 }
 

@@ -57,7 +57,7 @@ async function fleet(agent: Partial<ScriptedStepsAgentOptions> = {}, workers = 1
     await Promise.all(started.map((one) => one.close()));
     await queue.close();
   };
-  return { queue, effects, start, settled, close, table };
+  return { queue, effects, start, settled, close };
 }
 
 function expectContiguous(events: readonly TraceEvent[]) {
@@ -234,7 +234,7 @@ describe.skipIf(process.env['REINS_SKIP_POSTGRES'] === '1')('PgBossRunQueue and 
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const { queue, effects, settled, close, table } = await fleet({
+    const { queue, effects, settled, close } = await fleet({
       beforeStep: (step) => (step === 2 ? gate : undefined),
     });
     try {
@@ -243,7 +243,7 @@ describe.skipIf(process.env['REINS_SKIP_POSTGRES'] === '1')('PgBossRunQueue and 
       // The worker's listening connection: the one whose last statement LISTENed on its channels.
       const listening = await db.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND query LIKE $1`,
-        [`%${table}.jobs%`],
+        [`%${queue.registry.tables.jobsChannel}%`],
       );
       expect(listening.rows).toHaveLength(1);
       await db.query('SELECT pg_terminate_backend($1)', [listening.rows[0]?.pid]);

@@ -4,6 +4,7 @@ import { checkVerdicts } from '../queue/check-verdicts.js';
 import type {
   CancelResult,
   RunQueue,
+  RunRecord,
   RunRecordStatus,
   RunRequest,
   VerdictResult,
@@ -11,7 +12,7 @@ import type {
 import { queuedRecord, type RunJob } from '../queue/run-stores.js';
 import { type Clock, type IdGenerator, randomIds, systemClock } from '../time/clock.js';
 import {
-  connectionString,
+  bossDb,
   defaultQueueName,
   defaultRetryLimit,
   onClient,
@@ -22,6 +23,7 @@ import {
 } from './pgboss-connection.js';
 import { PostgresRunEventLog } from './postgres-run-event-log.js';
 import { PostgresRunRegistry } from './postgres-run-registry.js';
+import { jsonbData } from './tables.js';
 
 /** Options of {@link PgBossRunQueue}. */
 export interface PgBossRunQueueOptions extends PgBossConnectionOptions {
@@ -31,9 +33,12 @@ export interface PgBossRunQueueOptions extends PgBossConnectionOptions {
   generateId?: IdGenerator;
   /**
    * A job still active this long after a worker took it is taken as lost (the worker died) and
-   * handed to another worker at pg-boss's next maintenance, which resumes the run from its last
-   * checkpoint. pg-boss 10 has no heartbeat: keep this above your longest run, or a run still going
-   * is started again elsewhere (the checkpoint's compare-and-set stops one of the two at its next step).
+   * handed out again, to a worker that resumes the run from its last checkpoint: by the worker
+   * itself when its handler outlives it (pg-boss 10 gives up on the handler and retries the job at
+   * once), by pg-boss's maintenance when the worker died. pg-boss 10 has no heartbeat: keep this
+   * above your longest run. A run still going when its job expires is started again; the
+   * checkpoint's compare-and-set stops one of the two at its next commit, but the step in flight
+   * runs again each time (idempotent tools keep its effect single).
    * @default 900 (pg-boss's default)
    */
   expireInSeconds?: number;
@@ -88,11 +93,10 @@ export class PgBossRunQueue implements RunQueue {
     this.events = new PostgresRunEventLog({ pool, ...tables });
     // A producer: no maintenance or cron here (workers supervise).
     this.boss = new PgBoss({
-      connectionString: connectionString(options),
+      db: bossDb(pool),
       schema: options.bossSchema ?? 'pgboss',
       supervise: false,
       schedule: false,
-      max: 2,
     });
     this.boss.on('error', () => {
       // Connection trouble surfaces on the calls that need the database.
@@ -117,6 +121,9 @@ export class PgBossRunQueue implements RunQueue {
   async #transaction(work: (client: pg.PoolClient) => Promise<boolean>): Promise<boolean> {
     await this.#ready();
     const client = await this.#pool.connect();
+    // The connection can fail between statements: an error then, unheard, would end the process.
+    const ignore = () => {};
+    client.on('error', ignore);
     try {
       await client.query('BEGIN');
       const commit = await work(client);
@@ -126,14 +133,18 @@ export class PgBossRunQueue implements RunQueue {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
+      client.off('error', ignore);
       client.release();
     }
   }
 
   /** Adds `job` on `client`'s transaction and wakes the workers when it commits. */
   async #send(client: pg.PoolClient, job: RunJob, priority?: number): Promise<void> {
-    await this.boss.send(this.queueName, job as unknown as object, {
+    await this.boss.send(this.queueName, jsonbData(job), {
       ...this.#jobOptions,
+      // A store that is down fails the job: retried after 1, 2, 4 … s (about 17 minutes for 10).
+      retryDelay: 1,
+      retryBackoff: true,
       // reins's priority is BullMQ's (lower first, 0 none and first); pg-boss runs higher first.
       ...(priority ? { priority: -priority } : {}),
       db: onClient(client),
@@ -203,7 +214,19 @@ export class PgBossRunQueue implements RunQueue {
     if (!checked.ok || !record) return checked;
     // The compare-and-set from awaiting_approval and the resume job commit together: of two
     // concurrent submissions one resumes the run, and a resumed run always has its job.
+    let answer: VerdictResult = { ok: false, reason: 'not_awaiting_approval' };
     const moved = await this.#transaction(async (client) => {
+      // The record as it is now, locked until this commits: the verdicts are checked against the
+      // pause the run is in now (it may have moved on to another since the read above).
+      const locked = await client.query<{ record: RunRecord }>(
+        `SELECT record FROM ${this.registry.tables.runs} WHERE run_id = $1 FOR UPDATE`,
+        [runId],
+      );
+      const current = checkVerdicts(locked.rows[0]?.record, verdicts);
+      if (!current.ok) {
+        answer = current;
+        return false;
+      }
       const registry = this.registry.on(client);
       const updated = await registry.update(runId, { status: 'queued', updatedAt: this.#clock.now() }, [
         'awaiting_approval',
@@ -218,7 +241,7 @@ export class PgBossRunQueue implements RunQueue {
       await this.#send(client, { runId, request, verdicts });
       return true;
     });
-    return moved ? { ok: true } : { ok: false, reason: 'not_awaiting_approval' };
+    return moved ? { ok: true } : answer;
   }
 
   async close(): Promise<void> {

@@ -4,9 +4,8 @@ import type { RunJob } from '../queue/run-stores.js';
 import { systemClock } from '../time/clock.js';
 import { PostgresListener } from './listener.js';
 import {
-  connectionString,
+  bossDb,
   defaultQueueName,
-  defaultRetryLimit,
   PgBoss,
   type PgBossConnectionOptions,
   poolFor,
@@ -14,6 +13,7 @@ import {
 } from './pgboss-connection.js';
 import { PostgresRunEventLog } from './postgres-run-event-log.js';
 import { PostgresRunRegistry } from './postgres-run-registry.js';
+import { connectionLost, jsonbData } from './tables.js';
 
 /** Options for {@link createPgBossWorker}. */
 export interface PgBossWorkerOptions
@@ -74,7 +74,8 @@ export interface PgBossWorker {
  * ```
  */
 export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<PgBossWorker> {
-  const { pool, owned } = poolFor(options);
+  // The work loops' fetches, the listening connection and the runs' writes share it.
+  const { pool, owned } = poolFor(options, (options.concurrency ?? 8) + 4);
   const queueName = options.queueName ?? defaultQueueName;
   const tables = {
     ...(options.table === undefined ? {} : { table: options.table }),
@@ -82,9 +83,16 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   };
   const registry = new PostgresRunRegistry({ pool, ...tables });
   const events = new PostgresRunEventLog({ pool, ...tables });
-  const executor: RunExecutorOptions = { ...options, registry, events, clock: options.clock ?? systemClock };
+  const executor: RunExecutorOptions = {
+    ...options,
+    registry,
+    events,
+    clock: options.clock ?? systemClock,
+    // A write lost to a restart or a failover: the job is retried and the run resumes.
+    retryable: (error) => connectionLost(error),
+  };
   const boss = new PgBoss({
-    connectionString: connectionString(options),
+    db: bossDb(pool),
     schema: options.bossSchema ?? 'pgboss',
     supervise: true,
     schedule: false,
@@ -95,51 +103,78 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   });
   await Promise.all([startBoss(boss, queueName), registry.ensureSchema()]);
 
-  const cancels = new Map<string, AbortController>();
+  // A run can have two executions here (its job expired and was handed out again while the first
+  // still ran): a cancel reaches both, and the first to stop removes only its own.
+  const cancels = new Map<string, Set<AbortController>>();
+  const cancel = (runId: string) => {
+    for (const controller of cancels.get(runId) ?? []) controller.abort();
+  };
   const drain = new AbortController();
   const drainNow = new AbortController();
   setMaxListeners(0, drain.signal, drainNow.signal);
 
   const listener = new PostgresListener(pool);
-  await listener.listen(registry.tables.cancelChannel, (runId) => cancels.get(runId)?.abort());
+  await listener.listen(registry.tables.cancelChannel, cancel);
   // A cancel sent while the connection was down reached no one: the records say.
   listener.onReconnect(() => {
     const runIds = [...cancels.keys()];
     void Promise.all(runIds.map((runId) => registry.get(runId)))
       .then((records) =>
         records.forEach((record, index) => {
-          if (record?.status === 'cancelling') cancels.get(runIds[index] as string)?.abort();
+          if (record?.status === 'cancelling') cancel(runIds[index] as string);
         }),
       )
       .catch(() => {});
   });
 
-  const handle = async (jobs: PgBoss.Job<RunJob>[]): Promise<void> => {
+  const ids: string[] = [];
+  const handle = async (jobs: PgBoss.JobWithMetadata<RunJob>[]): Promise<void> => {
     for (const job of jobs) {
       const data = job.data;
-      const cancel = new AbortController();
-      cancels.set(data.runId, cancel);
+      const controller = new AbortController();
+      let running = cancels.get(data.runId);
+      if (!running) {
+        running = new Set();
+        cancels.set(data.runId, running);
+      }
+      running.add(controller);
       let result: ExecuteRunResult;
       try {
         result = await executeRun(data, executor, {
-          cancel: cancel.signal,
+          cancel: controller.signal,
           drain: drain.signal,
           drainNow: drainNow.signal,
         });
       } finally {
-        cancels.delete(data.runId);
+        running.delete(controller);
+        if (running.size === 0 && cancels.get(data.runId) === running) cancels.delete(data.runId);
       }
       options.onExecuted?.(data, result);
-      // Drained: queued again at once, for any worker (this one takes no more jobs).
-      if (result.kind === 'interrupted')
-        await boss.send(queueName, data as unknown as object, {
+      // Drained: queued again at once, as it was queued (priority, retries, expiry), for any
+      // worker (this one takes no more jobs), which a notification wakes.
+      if (result.kind === 'interrupted') {
+        await boss.send(queueName, jsonbData(data), {
           expireInSeconds: job.expireInSeconds,
-          retryLimit: defaultRetryLimit,
+          retryLimit: job.retryLimit,
+          retryDelay: job.retryDelay,
+          retryBackoff: job.retryBackoff,
+          ...(job.priority ? { priority: job.priority } : {}),
         });
+        await pool.query('SELECT pg_notify($1, $2)', [registry.tables.jobsChannel, queueName]);
+      }
     }
+    // pg-boss 10 waits out its polling interval after each job: a backlog would drain one run per
+    // loop per interval. Its loops ask again at once instead (once this job is marked complete).
+    if (!drain.signal.aborted)
+      setTimeout(() => {
+        for (const id of ids) boss.notifyWorker(id);
+      }, 0);
   };
-  const workOptions = { batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2 };
-  const ids: string[] = [];
+  const workOptions = {
+    batchSize: 1,
+    includeMetadata: true as const,
+    pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+  };
   for (let i = 0; i < (options.concurrency ?? 8); i++)
     ids.push(await boss.work<RunJob>(queueName, workOptions, handle));
   // Every job is sent with a notification: the idle loops fetch at once instead of at their next poll.

@@ -4,7 +4,15 @@ import { traceConflict } from '../queue/trace-conflict.js';
 import type { TraceEvent } from '../trace/events.js';
 import { PostgresListener } from './listener.js';
 import { PostgresRunRegistry } from './postgres-run-registry.js';
-import { createTablesSql, once, type RunTables, runTables } from './tables.js';
+import {
+  connectionLost,
+  createTablesSql,
+  jsonbText,
+  once,
+  type RunTables,
+  retryingRead,
+  runTables,
+} from './tables.js';
 
 /** Options of {@link PostgresRunEventLog}. */
 export interface PostgresRunEventLogOptions {
@@ -23,6 +31,8 @@ export interface PostgresRunEventLogOptions {
 /** Events read per query by a follower. */
 const followPage = 500;
 const uniqueViolation = '23505';
+/** Tries of one append after its connection was lost (50, 100, … 1,600 ms apart). */
+const appendAttempts = 6;
 
 /**
  * Run traces in PostgreSQL, one row per event (`<table>_events`, keyed by run and `seq`), for a
@@ -93,10 +103,7 @@ export class PostgresRunEventLog implements RunEventStore {
     for (let index = 1; index < seqs.length; index++)
       if (seqs[index] !== first.seq + index)
         throw traceConflict(runId, first.seq + index, seqs[index] as number);
-    let result: { rows: { written: string; next: number }[] };
-    try {
-      result = await this.#pool.query(
-        `WITH head AS (
+    const sql = `WITH head AS (
            SELECT coalesce(max(seq), -1) + 1 AS next FROM ${this.tables.events} WHERE run_id = $1
          ), written AS (
            INSERT INTO ${this.tables.events} (run_id, seq, event)
@@ -108,33 +115,63 @@ export class PostgresRunEventLog implements RunEventStore {
            WHERE run_id = $1 AND status <> 'ended' AND $6::jsonb IS NOT NULL AND EXISTS (SELECT 1 FROM written)
          )
          SELECT (SELECT count(*) FROM written) AS written, (SELECT next FROM head) AS next,
-                (SELECT count(*) FROM (SELECT pg_notify($5, $1) WHERE EXISTS (SELECT 1 FROM written)) n) AS notified`,
-        [
-          runId,
-          seqs,
-          texts,
-          first.seq,
-          this.tables.eventsChannel,
-          progress ? JSON.stringify(progress) : null,
-        ],
-      );
-    } catch (error) {
-      // Another writer put the same seq in first, between this statement's read and its insert.
-      if ((error as { code?: string }).code === uniqueViolation) {
-        const next = (await this.nextSeq(runId)) ?? 0;
-        throw traceConflict(runId, next, first.seq);
+                (SELECT count(*) FROM (SELECT pg_notify($5, $1) WHERE EXISTS (SELECT 1 FROM written)) n) AS notified`;
+    const values = [
+      runId,
+      seqs,
+      texts,
+      first.seq,
+      this.tables.eventsChannel,
+      progress ? jsonbText(JSON.stringify(progress)) : null,
+    ];
+    for (let attempt = 0; ; attempt++) {
+      let result: { rows: { written: string; next: number }[] };
+      try {
+        result = await this.#pool.query(sql, values);
+      } catch (error) {
+        // Another writer put the same seq in first, between this statement's read and its insert.
+        if ((error as { code?: string }).code === uniqueViolation) {
+          if (await this.#holds(runId, first.seq, texts)) return;
+          const next = (await this.nextSeq(runId)) ?? 0;
+          throw traceConflict(runId, next, first.seq);
+        }
+        // The connection went (a restart, a failover) with the statement in flight: it may have been
+        // applied. Try again on another connection; a try that finds these very events already there
+        // takes the append as done.
+        if (connectionLost(error) && attempt < appendAttempts) {
+          await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+          continue;
+        }
+        throw error;
       }
-      throw error;
+      const row = result.rows[0];
+      if (row && Number(row.written) === events.length) return;
+      if (attempt > 0 && (await this.#holds(runId, first.seq, texts))) return;
+      throw traceConflict(runId, row?.next ?? 0, first.seq);
     }
-    const row = result.rows[0];
-    if (!row || Number(row.written) !== events.length) throw traceConflict(runId, row?.next ?? 0, first.seq);
+  }
+
+  /**
+   * True when the log holds exactly these events from `firstSeq` on: an append whose reply was lost
+   * and that was applied. Events carry their run, seq and time, so another worker's are not the same text.
+   */
+  async #holds(runId: string, firstSeq: number, texts: readonly string[]): Promise<boolean> {
+    const result = await this.#pool.query<{ event: string }>(
+      `SELECT event::text AS event FROM ${this.tables.events} WHERE run_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+      [runId, firstSeq, firstSeq + texts.length],
+    );
+    return (
+      result.rows.length === texts.length && result.rows.every((row, index) => row.event === texts[index])
+    );
   }
 
   async nextSeq(runId: string): Promise<number | undefined> {
     await this.#ready();
-    const result = await this.#pool.query<{ next: number | null }>(
-      `SELECT max(seq) + 1 AS next FROM ${this.tables.events} WHERE run_id = $1`,
-      [runId],
+    const result = await retryingRead(() =>
+      this.#pool.query<{ next: number | null }>(
+        `SELECT max(seq) + 1 AS next FROM ${this.tables.events} WHERE run_id = $1`,
+        [runId],
+      ),
     );
     return result.rows[0]?.next ?? undefined;
   }
@@ -159,12 +196,17 @@ export class PostgresRunEventLog implements RunEventStore {
     limit: number,
   ): Promise<{ events: TraceEvent[]; ended: boolean }> {
     await this.#ready();
-    const result = await this.#pool.query<{ ended: boolean; events: TraceEvent[] }>(
-      `SELECT EXISTS (SELECT 1 FROM ${this.tables.ended} WHERE run_id = $1) AS ended,
+    const result = await retryingRead(() =>
+      this.#pool.query<{ ended: boolean; events: TraceEvent[] }>(
+        // An ended record is the end too: its end marker may never have been written (the process
+        // died between the two, and the retried job found the run ended and did nothing).
+        `SELECT (EXISTS (SELECT 1 FROM ${this.tables.ended} WHERE run_id = $1)
+               OR EXISTS (SELECT 1 FROM ${this.tables.runs} WHERE run_id = $1 AND status = 'ended')) AS ended,
               coalesce((SELECT json_agg(page.event ORDER BY page.seq) FROM (
                 SELECT seq, event FROM ${this.tables.events} WHERE run_id = $1 AND seq > $2
                 ORDER BY seq LIMIT $3) page), '[]'::json) AS events`,
-      [runId, afterSeq, limit],
+        [runId, afterSeq, limit],
+      ),
     );
     const row = result.rows[0];
     return { events: row?.events ?? [], ended: row?.ended ?? false };
@@ -202,6 +244,7 @@ export class PostgresRunEventLog implements RunEventStore {
         if (events.length === followPage) continue;
         if (ended) return;
         if (notices !== seen) continue;
+        if (signal.aborted) return;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, this.#pollMs);
           wake = () => {

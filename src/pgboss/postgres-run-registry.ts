@@ -1,6 +1,15 @@
 import type { RunRecord, RunRecordStatus, RunRequest } from '../queue/run-queue.js';
 import type { RunRecordPatch, RunRecordStore } from '../queue/run-stores.js';
-import { createTablesSql, once, type Queryable, type RunTables, runTables } from './tables.js';
+import {
+  checkTextId,
+  createTablesSql,
+  jsonbText,
+  once,
+  type Queryable,
+  type RunTables,
+  retryingRead,
+  runTables,
+} from './tables.js';
 
 /** Options of {@link PostgresRunRegistry}. */
 export interface PostgresRunRegistryOptions {
@@ -24,7 +33,8 @@ export interface PostgresRunRegistryOptions {
  * for the compare-and-set and the listing. Each method is one statement, so one round trip and one
  * transaction: `update` and `start` apply their change only when the row's status is one of `from`
  * (`UPDATE … WHERE status = ANY(…)`), so of two writers deciding from one status exactly one wins.
- * A run id is refused for good once created: rows are not deleted by reins.
+ * A run id is refused for good once created: rows are not deleted by reins. `jsonb` refuses
+ * `\u0000` and unpaired surrogates, which a model's text can hold: they are stored as U+FFFD.
  *
  * @example
  * ```ts
@@ -65,7 +75,7 @@ export class PostgresRunRegistry implements RunRecordStore {
     return new PostgresRunRegistry({
       pool: client,
       table: this.tables.table,
-      ...(this.tables.schema === undefined ? {} : { schema: this.tables.schema }),
+      ...(this.tables.schemaName === undefined ? {} : { schema: this.tables.schemaName }),
       createTables: false,
     });
   }
@@ -75,6 +85,8 @@ export class PostgresRunRegistry implements RunRecordStore {
   }
 
   async create(record: RunRecord, request?: RunRequest): Promise<boolean> {
+    checkTextId('runId', record.runId);
+    checkTextId('actorId', record.actorId);
     await this.#ready();
     const result = await this.#pool.query(
       `INSERT INTO ${this.tables.runs} (run_id, actor_id, status, created_at, record, request)
@@ -84,8 +96,8 @@ export class PostgresRunRegistry implements RunRecordStore {
         record.actorId,
         record.status,
         record.createdAt,
-        JSON.stringify(record),
-        request === undefined ? null : JSON.stringify(request),
+        jsonbText(JSON.stringify(record)),
+        request === undefined ? null : jsonbText(JSON.stringify(request)),
       ],
     );
     return result.rowCount === 1;
@@ -94,9 +106,11 @@ export class PostgresRunRegistry implements RunRecordStore {
   /** The request a run was queued with, for building its resume job. */
   async request(runId: string): Promise<RunRequest | undefined> {
     await this.#ready();
-    const result = await this.#pool.query<{ request: RunRequest | null }>(
-      `SELECT request FROM ${this.tables.runs} WHERE run_id = $1`,
-      [runId],
+    const result = await retryingRead(() =>
+      this.#pool.query<{ request: RunRequest | null }>(
+        `SELECT request FROM ${this.tables.runs} WHERE run_id = $1`,
+        [runId],
+      ),
     );
     return result.rows[0]?.request ?? undefined;
   }
@@ -118,10 +132,12 @@ export class PostgresRunRegistry implements RunRecordStore {
     }
     const result = await this.#pool.query<{ record: RunRecord }>(
       `UPDATE ${this.tables.runs}
-       SET record = (record || $2::jsonb) - $3::text[], status = coalesce($2::jsonb ->> 'status', status)
+       SET record = (record || $2::jsonb) - $3::text[], status = coalesce($2::jsonb ->> 'status', status),
+           actor_id = coalesce($2::jsonb ->> 'actorId', actor_id),
+           created_at = coalesce(($2::jsonb ->> 'createdAt')::double precision, created_at)
        WHERE run_id = $1 AND ($4::text[] IS NULL OR status = ANY($4::text[]))
        RETURNING record`,
-      [runId, JSON.stringify(set), removed, from === undefined ? null : [...from]],
+      [runId, jsonbText(JSON.stringify(set)), removed, from === undefined ? null : [...from]],
     );
     return result.rows[0]?.record;
   }
@@ -133,7 +149,7 @@ export class PostgresRunRegistry implements RunRecordStore {
       `UPDATE ${this.tables.runs}
        SET status = 'running',
            record = record || jsonb_build_object(
-             'status', 'running', 'attempts', (record ->> 'attempts')::int + 1, 'updatedAt', $2::bigint)
+             'status', 'running', 'attempts', (record ->> 'attempts')::int + 1, 'updatedAt', $2::double precision)
        WHERE run_id = $1 AND status = ANY($3::text[])
        RETURNING record`,
       [runId, at, [...from]],
@@ -143,9 +159,10 @@ export class PostgresRunRegistry implements RunRecordStore {
 
   async get(runId: string): Promise<RunRecord | undefined> {
     await this.#ready();
-    const result = await this.#pool.query<{ record: RunRecord }>(
-      `SELECT record FROM ${this.tables.runs} WHERE run_id = $1`,
-      [runId],
+    const result = await retryingRead(() =>
+      this.#pool.query<{ record: RunRecord }>(`SELECT record FROM ${this.tables.runs} WHERE run_id = $1`, [
+        runId,
+      ]),
     );
     return result.rows[0]?.record;
   }
@@ -153,10 +170,12 @@ export class PostgresRunRegistry implements RunRecordStore {
   async list(filter: { actorId: string; limit?: number }): Promise<RunRecord[]> {
     await this.#ready();
     // Newest first; creation order breaks ties, as in the memory registry.
-    const result = await this.#pool.query<{ record: RunRecord }>(
-      `SELECT record FROM ${this.tables.runs} WHERE actor_id = $1
-       ORDER BY created_at DESC, ordinal DESC LIMIT $2`,
-      [filter.actorId, filter.limit ?? 50],
+    const result = await retryingRead(() =>
+      this.#pool.query<{ record: RunRecord }>(
+        `SELECT record FROM ${this.tables.runs} WHERE actor_id = $1
+         ORDER BY created_at DESC, ordinal DESC LIMIT $2`,
+        [filter.actorId, filter.limit ?? 50],
+      ),
     );
     return result.rows.map((row) => row.record);
   }

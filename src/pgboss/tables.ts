@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Client, Pool, PoolClient } from 'pg';
 import { ConfigurationError } from '../errors/reins-error.js';
 
@@ -10,19 +11,28 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,49}$/;
 export interface RunTables {
   /** The table name as given. */
   table: string;
-  /** The records' table, schema-qualified when a schema is given. */
+  /** The records' table, quoted (names are kept as given: case, reserved words) and schema-qualified. */
   runs: string;
   events: string;
   ended: string;
-  /** The schema, when one is given (created by `ensureSchema`). */
+  /** The schema, quoted, when one is given (created by `ensureSchema`). */
   schema: string | undefined;
-  /** LISTEN/NOTIFY channels (database-wide, so they carry the schema and table). */
+  /** The schema as given. */
+  schemaName: string | undefined;
+  /** The actor index's name, quoted. */
+  actorIndex: string;
+  /**
+   * LISTEN/NOTIFY channels. They are database-wide, so they name the schema and table, through a
+   * hash: a channel name is at most 63 bytes, a schema and a table up to 50 characters each.
+   */
   eventsChannel: string;
   cancelChannel: string;
   jobsChannel: string;
   /** Identifies the tables: two stores with the same key share them. */
   key: string;
 }
+
+const quote = (name: string) => `"${name}"`;
 
 /** Checks the names and builds the tables' qualified names. @default table 'reins_runs' */
 export function runTables(table = 'reins_runs', schema?: string): RunTables {
@@ -36,35 +46,46 @@ export function runTables(table = 'reins_runs', schema?: string): RunTables {
       'schema',
       `"${schema}" is not a plain SQL identifier of at most 50 characters`,
     );
-  const qualified = (name: string) => (schema === undefined ? name : `${schema}.${name}`);
+  const qualified = (name: string) =>
+    schema === undefined ? quote(name) : `${quote(schema)}.${quote(name)}`;
   const key = `${schema ?? ''}.${table}`;
+  const channel = `reins_${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
   return {
     table,
     runs: qualified(table),
     events: qualified(`${table}_events`),
     ended: qualified(`${table}_ended`),
-    schema,
-    eventsChannel: `${key}.events`,
-    cancelChannel: `${key}.cancel`,
-    jobsChannel: `${key}.jobs`,
+    schema: schema === undefined ? undefined : quote(schema),
+    schemaName: schema,
+    actorIndex: quote(`${table}_actor`),
+    eventsChannel: `${channel}_events`,
+    cancelChannel: `${channel}_cancel`,
+    jobsChannel: `${channel}_jobs`,
     key,
   };
 }
 
-/** The statements that create a run store's tables (idempotent). */
+/**
+ * The statements that create a run store's tables (idempotent), in one implicit transaction under
+ * an advisory lock: two processes starting on a fresh database at once would otherwise both try to
+ * create the same types and fail.
+ */
 export function createTablesSql(tables: RunTables): string {
   return [
+    "SELECT pg_advisory_xact_lock(hashtext('reins run tables'));",
     tables.schema === undefined ? '' : `CREATE SCHEMA IF NOT EXISTS ${tables.schema};`,
+    // Timestamps as double precision: exact for every millisecond epoch, and a clock that returns
+    // fractions is stored as the memory registry stores it.
     `CREATE TABLE IF NOT EXISTS ${tables.runs} (
       run_id text PRIMARY KEY,
       actor_id text NOT NULL,
       status text NOT NULL,
-      created_at bigint NOT NULL,
+      created_at double precision NOT NULL,
       ordinal bigserial,
       record jsonb NOT NULL,
       request jsonb
     );`,
-    `CREATE INDEX IF NOT EXISTS ${tables.runs.replace('.', '_')}_actor ON ${tables.runs} (actor_id, created_at DESC, ordinal DESC);`,
+    `CREATE INDEX IF NOT EXISTS ${tables.actorIndex} ON ${tables.runs} (actor_id, created_at DESC, ordinal DESC);`,
     `CREATE TABLE IF NOT EXISTS ${tables.events} (
       run_id text NOT NULL,
       seq integer NOT NULL,
@@ -85,4 +106,75 @@ export function once(create: () => Promise<void>): () => Promise<void> {
     });
     return ready;
   };
+}
+
+/**
+ * JSON text that PostgreSQL's `jsonb` takes: it refuses `\u0000` and unpaired surrogates, which
+ * JSON (and every other store) allows. Each becomes U+FFFD, the replacement character: a record's
+ * text loses that character, not the whole record. Only escapes that are escapes are touched (an
+ * escaped backslash followed by `u0000` is text).
+ */
+export function jsonbText(json: string): string {
+  if (!json.includes('\\u')) return json;
+  return json.replace(
+    /(?<!\\)((?:\\\\)*)\\u(0000|d[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|d[c-f][0-9a-f]{2})/gi,
+    (whole, backslashes: string, code: string, offset: number, all: string) => {
+      const lower = code.toLowerCase();
+      // A low surrogate that follows a high one is the pair's second half: kept.
+      if (/^d[c-f]/.test(lower)) {
+        const before = all.slice(Math.max(0, offset + backslashes.length - 6), offset + backslashes.length);
+        if (/^\\ud[89ab][0-9a-f]{2}$/i.test(before)) return whole;
+      }
+      return `${backslashes}\\ufffd`;
+    },
+  );
+}
+
+/** `value` as `jsonb` will store it (see {@link jsonbText}): what a pg-boss job's data becomes. */
+export function jsonbData<T>(value: T): object {
+  return JSON.parse(jsonbText(JSON.stringify(value))) as object;
+}
+
+/**
+ * Refuses an id PostgreSQL's `text` cannot hold (NUL): replacing it would make two ids one, and an
+ * actor's runs someone else's.
+ */
+export function checkTextId(field: string, value: string): void {
+  if (value.includes('\u0000'))
+    throw new ConfigurationError(
+      field,
+      `${JSON.stringify(value)} holds a NUL character, which PostgreSQL text cannot store`,
+    );
+}
+
+/** True for errors of the connection, not of the statement: the statement may be tried again. */
+export function connectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (
+    typeof code === 'string' &&
+    (/^08/.test(code) || code === '57P01' || code === '57P02' || code === '57P03')
+  )
+    return true;
+  if (typeof code === 'string' && ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'].includes(code))
+    return true;
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|connection.*(closed|ended)|Client has encountered a connection error/i.test(
+    message,
+  );
+}
+
+/**
+ * Runs a read again on another connection when its connection was lost (a restart, a failover):
+ * up to 6 tries over about 3 s. Only for statements that change nothing: a write whose reply was
+ * lost may have been applied, and its caller decides.
+ */
+export async function retryingRead<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (!connectionLost(error) || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+    }
+  }
 }

@@ -1,4 +1,5 @@
 import type { AnyCheckpointStore } from '../checkpoint/checkpoint-store.js';
+import { ReinsError } from '../errors/reins-error.js';
 import type { ApprovalRequest } from '../loop/approval.js';
 import type { Outcome } from '../loop/outcome.js';
 import { resumeAgent, runAgent } from '../loop/run-agent.js';
@@ -23,6 +24,15 @@ export interface RunExecutorOptions {
   trace?: readonly TraceSink[];
   /** @default systemClock */
   clock?: Clock;
+  /**
+   * Failures of the stores' connection that the job engine should retry instead of ending the
+   * run: a run whose trace or checkpoint write failed with one of these makes `executeRun` throw
+   * (its record untouched, still `running`), so the job is handed out again and the run resumes
+   * from its last checkpoint. For stores that can lose a statement to a restart (PostgreSQL); a
+   * Redis client queues its commands across a reconnect instead.
+   * @default none: every such failure ends the run `hard_error`
+   */
+  retryable?: (error: { name?: string; message?: string; code?: string }) => boolean;
 }
 
 /** The signals one execution listens to. */
@@ -187,6 +197,17 @@ export async function executeRun(
     // the run (this one's lock lapsed during its last step). It must not end the run under it.
     return { kind: 'skipped', reason: 'held_elsewhere' };
   if (outcome.kind === 'stale_state') return { kind: 'skipped', reason: 'held_elsewhere' };
+  if (
+    outcome.kind === 'hard_error' &&
+    (outcome.source === 'trace' || outcome.source === 'checkpoint') &&
+    options.retryable?.(outcome.error) === true
+  )
+    // The store's connection went with a write in flight: not the run's end. The job engine
+    // retries the job; the run resumes from its last checkpoint (the step in flight runs again).
+    throw new ReinsError(
+      'store_unavailable',
+      `run ${runId}: ${outcome.source} write failed: ${outcome.error.message}`,
+    );
   if (
     outcome.kind === 'hard_error' &&
     (outcome.source === 'trace' || outcome.source === 'checkpoint') &&
