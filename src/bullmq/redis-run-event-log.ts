@@ -119,7 +119,12 @@ export class RedisRunEventLog implements RunEventStore {
   readonly #ownSubscriber: boolean;
   readonly #listeners = new Map<
     string,
-    { listeners: Set<(notice: string) => void>; ready: Promise<unknown> }
+    {
+      listeners: Set<(notice: string) => void>;
+      ready: Promise<unknown>;
+      /** Redis confirmed the SUBSCRIBE: its followers may have read, and may miss notices on a reconnect. */
+      confirmed: boolean;
+    }
   >();
   #handling = false;
 
@@ -331,13 +336,14 @@ export class RedisRunEventLog implements RunEventStore {
         for (const notify of this.#listeners.get(runId)?.listeners ?? []) notify(notice);
       });
       // Notices published while the subscriber was away are lost: each time it is ready (again),
-      // this log's channels are subscribed once more and, when Redis has confirmed them, every
-      // follower reads the stream instead of waiting for its poll. Every `ready`, the first one
-      // included: a SUBSCRIBE sent while the connection is still in its handshake (ioredis writes
-      // it at once) fails ioredis's ready check, which drops and remakes the connection before the
-      // first `ready`, and what was published in between was lost all the same.
+      // the channels of runs whose followers were already subscribed are subscribed once more and,
+      // when Redis has confirmed them, those followers read the stream instead of waiting for their
+      // poll. That includes the first `ready`: a SUBSCRIBE sent while the connection is still in its
+      // handshake (ioredis writes it at once) is confirmed, then fails ioredis's ready check, which
+      // drops and remakes the connection before the first `ready`, and what was published in
+      // between was lost all the same. (Followers whose SUBSCRIBE waited for `ready` read after it.)
       subscriber.on('ready', () => {
-        const runIds = [...this.#listeners.keys()];
+        const runIds = [...this.#listeners].filter(([, entry]) => entry.confirmed).map(([runId]) => runId);
         if (runIds.length === 0) return;
         subscriber.subscribe(...runIds.map((runId) => this.#channel(runId))).then(
           () => {
@@ -351,7 +357,19 @@ export class RedisRunEventLog implements RunEventStore {
     }
     let entry = this.#listeners.get(runId);
     if (!entry) {
-      entry = { listeners: new Set(), ready: subscriber.subscribe(this.#channel(runId)) };
+      const made: { listeners: Set<(notice: string) => void>; ready: Promise<unknown>; confirmed: boolean } =
+        {
+          listeners: new Set(),
+          ready: subscriber.subscribe(this.#channel(runId)),
+          confirmed: false,
+        };
+      made.ready.then(
+        () => {
+          made.confirmed = true;
+        },
+        () => {},
+      );
+      entry = made;
       this.#listeners.set(runId, entry);
     }
     entry.listeners.add(listener);
