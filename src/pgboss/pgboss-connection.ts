@@ -60,19 +60,42 @@ export function onClient(client: Queryable): PgBoss.Db {
  * expires and is handed out again; a repeated send is a second job for the run, which the executor
  * skips).
  */
-export function bossDb(pool: Queryable): PgBoss.Db {
-  return {
-    executeSql: async (text: string, values: unknown[]) => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return (await pool.query(text, values as unknown[])) as unknown as { rows: unknown[] };
-        } catch (error) {
-          if (!connectionLost(error) || attempt >= 5) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-        }
+export function bossDb(pool: Queryable): { db: PgBoss.Db; close(): Promise<void> } {
+  const inFlight = new Set<Promise<unknown>>();
+  let closed = false;
+  const run = async (text: string, values: unknown[]) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await pool.query(text, values as unknown[])) as unknown as { rows: unknown[] };
+      } catch (error) {
+        if (!connectionLost(error) || attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
       }
+    }
+  };
+  const db = {
+    executeSql: (text: string, values: unknown[]) => {
+      // After close: a write pg-boss did not wait for (marking a job done) is dropped rather than
+      // sent to a pool that has ended; a job left active expires and is handed out again, and the
+      // worker that takes it finds the run ended.
+      if (closed) return Promise.resolve({ rows: [] });
+      const statement = run(text, values);
+      inFlight.add(statement);
+      void statement.then(
+        () => inFlight.delete(statement),
+        () => inFlight.delete(statement),
+      );
+      return statement;
     },
   } as PgBoss.Db;
+  return {
+    db,
+    /** Waits for pg-boss's statements in flight (after `boss.stop`), then takes no more. */
+    async close() {
+      await Promise.allSettled([...inFlight]);
+      closed = true;
+    },
+  };
 }
 
 /** Starts `boss` and makes sure the queue exists (pg-boss 10 refuses jobs for a queue not created). */

@@ -70,6 +70,7 @@ export class PgBossRunQueue implements RunQueue {
   readonly registry: PostgresRunRegistry;
   readonly events: PostgresRunEventLog;
   readonly boss: PgBoss;
+  readonly #bossDb: ReturnType<typeof bossDb>;
   readonly queueName: string;
   readonly #pool: pg.Pool;
   readonly #owned: boolean;
@@ -85,6 +86,7 @@ export class PgBossRunQueue implements RunQueue {
     this.#clock = options.clock ?? systemClock;
     this.#generateId = options.generateId ?? randomIds;
     this.queueName = options.queueName ?? defaultQueueName;
+    this.#bossDb = bossDb(pool);
     const tables = {
       ...(options.table === undefined ? {} : { table: options.table }),
       ...(options.schema === undefined ? {} : { schema: options.schema }),
@@ -93,7 +95,7 @@ export class PgBossRunQueue implements RunQueue {
     this.events = new PostgresRunEventLog({ pool, ...tables });
     // A producer: no maintenance or cron here (workers supervise).
     this.boss = new PgBoss({
-      db: bossDb(pool),
+      db: this.#bossDb.db,
       schema: options.bossSchema ?? 'pgboss',
       supervise: false,
       schedule: false,
@@ -247,6 +249,7 @@ export class PgBossRunQueue implements RunQueue {
   async close(): Promise<void> {
     await this.events.close();
     if (this.#started) await this.boss.stop({ graceful: false, wait: true }).catch(() => {});
+    await this.#bossDb.close();
     if (this.#owned) await this.#pool.end();
   }
 }

@@ -91,8 +91,9 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     // A write lost to a restart or a failover: the job is retried and the run resumes.
     retryable: (error) => connectionLost(error),
   };
+  const bossConnection = bossDb(pool);
   const boss = new PgBoss({
-    db: bossDb(pool),
+    db: bossConnection.db,
     schema: options.bossSchema ?? 'pgboss',
     supervise: true,
     schedule: false,
@@ -200,6 +201,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
         } finally {
           clearTimeout(timer);
         }
+        await bossConnection.close();
         await listener.close();
         await events.close();
         if (owned) await pool.end();
