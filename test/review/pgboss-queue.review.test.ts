@@ -35,7 +35,7 @@ describe.skipIf(process.env['REINS_SKIP_POSTGRES'] === '1')(
       }
     });
 
-    it('held: a cancel racing the worker’s start of a queued run: ended means nothing ran; cancelling means it ends cancelled', {
+    it('held: a cancel racing the worker’s start of a queued run: ended means nothing ran and the run is cancelled; cancelling means it is cancelled unless it finished first', {
       timeout: 60_000,
     }, async ({ skip }) => {
       if (!pool) return skip();
@@ -52,7 +52,10 @@ describe.skipIf(process.env['REINS_SKIP_POSTGRES'] === '1')(
           const record = await f.settled(runId);
           const effects = f.effects.filter((key) => key.startsWith(`${runId}:`));
           if (!answer.ok) expect(record.outcome?.kind, runId).toBe('answered');
-          else expect(record.outcome?.kind, runId).toBe('cancelled');
+          else if (answer.status === 'ended') expect(record.outcome?.kind, runId).toBe('cancelled');
+          // `cancelling` is a request to the worker holding the run: a 0-latency run can finish
+          // before the notification reaches it, and then it answered (seen once in CI under load).
+          else expect(['cancelled', 'answered'], runId).toContain(record.outcome?.kind);
           if (answer.ok && answer.status === 'ended') expect(effects, runId).toEqual([]);
           const trace = await f.queue.events.read(runId, -1);
           expect(seqs(trace), runId).toEqual(trace.map((_, index) => index));
