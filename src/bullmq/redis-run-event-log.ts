@@ -304,6 +304,8 @@ export class RedisRunEventLog implements RunEventStore {
             }
         }
         if (read) continue;
+        // An abort that landed while the read was in flight found no waiter to wake: look now.
+        if (signal.aborted) return;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             // No notice for a while: one may have been lost to a reconnect.

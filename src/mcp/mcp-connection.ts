@@ -253,6 +253,7 @@ export class McpConnection {
   }
 
   #wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         this.#clock.clearTimeout(timer);

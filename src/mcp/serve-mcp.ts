@@ -137,7 +137,9 @@ async function withTimeout(
   if (tool.timeoutMs === undefined) return tool.execute(input, context);
   const controller = new AbortController();
   const forward = () => controller.abort(context.signal.reason);
-  context.signal.addEventListener('abort', forward, { once: true });
+  // A request already cancelled has no 'abort' event left to fire: the tool sees it at once.
+  if (context.signal.aborted) forward();
+  else context.signal.addEventListener('abort', forward, { once: true });
   let timer: ReturnType<Clock['setTimeout']> | undefined;
   const expired = new Promise<typeof timedOut>((resolve) => {
     timer = clock.setTimeout(() => {
