@@ -32,14 +32,12 @@ export interface PgBossRunQueueOptions extends PgBossConnectionOptions {
   /** @default random UUIDs (`run_…`) */
   generateId?: IdGenerator;
   /**
-   * A job still active this long after a worker took it is taken as lost (the worker died) and
-   * handed out again, to a worker that resumes the run from its last checkpoint: by the worker
-   * itself when its handler outlives it (pg-boss 10 gives up on the handler and retries the job at
-   * once), by pg-boss's maintenance when the worker died. pg-boss 10 has no heartbeat: keep this
-   * above your longest run. A run still going when its job expires is started again; the
-   * checkpoint's compare-and-set stops one of the two at its next commit, but the step in flight
-   * runs again each time (idempotent tools keep its effect single).
-   * @default 900 (pg-boss's default)
+   * The lease of a job a worker took: the worker renews it every quarter of this while the run
+   * goes on (a run may take as long as it needs), and a job whose lease lapsed (its worker died or
+   * lost the database) is failed by pg-boss's maintenance and handed out again, to a worker that
+   * resumes the run from its last checkpoint. A crashed worker's run waits this long, plus up to
+   * the workers' `maintenanceIntervalSeconds`, before it goes on elsewhere.
+   * @default 60
    */
   expireInSeconds?: number;
   /** How many times a lost or failed job is handed out again. @default 10 */
@@ -54,8 +52,9 @@ export interface PgBossRunQueueOptions extends PgBossConnectionOptions {
  * ({@link PostgresRunRegistry}, {@link PostgresRunEventLog}); run workers with `createPgBossWorker`.
  *
  * pg-boss 10 (its `engines` says Node ≥ 20; 11 and 12 need Node 22): workers poll for jobs, and a
- * notification sent with each job wakes them at once. A worker that dies mid-run is noticed when
- * its job expires (`expireInSeconds`), at pg-boss's next maintenance.
+ * notification sent with each job wakes them at once. A worker renews the lease of the job it runs;
+ * one that dies mid-run is noticed when the lease lapses (`expireInSeconds`), at pg-boss's next
+ * maintenance.
  *
  * @example
  * ```ts
@@ -104,7 +103,7 @@ export class PgBossRunQueue implements RunQueue {
       // Connection trouble surfaces on the calls that need the database.
     });
     this.#jobOptions = {
-      expireInSeconds: options.expireInSeconds ?? 900,
+      expireInSeconds: options.expireInSeconds ?? 60,
       retryLimit: options.retryLimit ?? defaultRetryLimit,
     };
   }

@@ -6,6 +6,7 @@ import { PostgresListener } from './listener.js';
 import {
   bossDb,
   defaultQueueName,
+  onClient,
   PgBoss,
   type PgBossConnectionOptions,
   poolFor,
@@ -23,7 +24,7 @@ export interface PgBossWorkerOptions
   concurrency?: number;
   /**
    * How often an idle work loop asks for a job when no notification woke it (a notification is
-   * sent with every job, so this matters only when one is lost). pg-boss 10's floor is 0.5.
+   * sent with every job, so this matters only when one is lost). At least 0.1.
    * @default 2
    */
   pollingIntervalSeconds?: number;
@@ -128,60 +129,149 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
       .catch(() => {});
   });
 
-  const ids: string[] = [];
-  const handle = async (jobs: PgBoss.JobWithMetadata<RunJob>[]): Promise<void> => {
-    for (const job of jobs) {
-      const data = job.data;
-      const controller = new AbortController();
-      let running = cancels.get(data.runId);
-      if (!running) {
-        running = new Set();
-        cancels.set(data.runId, running);
-      }
-      running.add(controller);
-      let result: ExecuteRunResult;
-      try {
-        result = await executeRun(data, executor, {
-          cancel: controller.signal,
-          drain: drain.signal,
-          drainNow: drainNow.signal,
-        });
-      } finally {
-        running.delete(controller);
-        if (running.size === 0 && cancels.get(data.runId) === running) cancels.delete(data.runId);
-      }
-      options.onExecuted?.(data, result);
-      // Drained: queued again at once, as it was queued (priority, retries, expiry), for any
-      // worker (this one takes no more jobs), which a notification wakes.
-      if (result.kind === 'interrupted') {
-        await boss.send(queueName, jsonbData(data), {
-          expireInSeconds: job.expireInSeconds,
-          retryLimit: job.retryLimit,
-          retryDelay: job.retryDelay,
-          retryBackoff: job.retryBackoff,
-          ...(job.priority ? { priority: job.priority } : {}),
-        });
-        await pool.query('SELECT pg_notify($1, $2)', [registry.tables.jobsChannel, queueName]);
-      }
+  // pg-boss's job table, for the heartbeat and the fenced completion below.
+  const jobTable = `"${options.bossSchema ?? 'pgboss'}".job`;
+  const pollMs = Math.max(100, (options.pollingIntervalSeconds ?? 2) * 1_000);
+
+  /**
+   * One execution of a job. pg-boss 10 has no heartbeat, and its `work()` gives up on a handler
+   * after the job's `expireInSeconds` and retries the job while the handler goes on: a run longer
+   * than that was started again, and a worker that died was noticed only that long after. So the
+   * work loops here are reins's own: a job is fetched, its execution keeps it by moving its
+   * `started_on` forward every quarter of its `expireInSeconds` (pg-boss's maintenance fails an
+   * active job once `started_on + expire_in` has passed: its lease), and it is completed or failed
+   * only while it is still this execution's: the same id at the same `retry_count` (a job that
+   * expired and was taken again counts one more retry), in a transaction holding its row.
+   */
+  const execute = async (job: PgBoss.JobWithMetadata<RunJob>): Promise<void> => {
+    const data = job.data;
+    const controller = new AbortController();
+    let running = cancels.get(data.runId);
+    if (!running) {
+      running = new Set();
+      cancels.set(data.runId, running);
     }
-    // pg-boss 10 waits out its polling interval after each job: a backlog would drain one run per
-    // loop per interval. Its loops ask again at once instead (once this job is marked complete).
-    if (!drain.signal.aborted)
-      setTimeout(() => {
-        for (const id of ids) boss.notifyWorker(id);
-      }, 0);
+    running.add(controller);
+    const beatMs = Math.max(50, (job.expireInSeconds * 1_000) / 4);
+    let beating: Promise<unknown> = Promise.resolve();
+    const heartbeat = setInterval(() => {
+      beating = pool
+        .query(
+          `UPDATE ${jobTable} SET started_on = now()
+            WHERE name = $1 AND id = $2 AND retry_count = $3 AND state = 'active'`,
+          [queueName, job.id, job.retryCount],
+        )
+        // A beat lost to a restart: the next one, a quarter of the lease later, tries again.
+        .catch(() => {});
+    }, beatMs);
+    let result: ExecuteRunResult | undefined;
+    let failure: unknown;
+    try {
+      result = await executeRun(data, executor, {
+        cancel: controller.signal,
+        drain: drain.signal,
+        drainNow: drainNow.signal,
+      });
+    } catch (error) {
+      failure = error;
+    } finally {
+      clearInterval(heartbeat);
+      await beating;
+      running.delete(controller);
+      if (running.size === 0 && cancels.get(data.runId) === running) cancels.delete(data.runId);
+    }
+    if (result) options.onExecuted?.(data, result);
+    await settle(job, result, failure).catch(() => {
+      // The database went away: the job stays active until its lease lapses, then is handed out
+      // again and the worker that takes it finds the run where this execution left it.
+    });
   };
-  const workOptions = {
-    batchSize: 1,
-    includeMetadata: true as const,
-    pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+
+  /** Completes (or, when the execution threw, fails) the job if it is still this execution's. */
+  const settle = async (
+    job: PgBoss.JobWithMetadata<RunJob>,
+    result: ExecuteRunResult | undefined,
+    failure: unknown,
+  ): Promise<void> => {
+    const client = await pool.connect();
+    const ignore = () => {};
+    client.on('error', ignore);
+    try {
+      await client.query('BEGIN');
+      const held = await client.query(
+        `SELECT 1 FROM ${jobTable}
+          WHERE name = $1 AND id = $2 AND retry_count = $3 AND state = 'active' FOR UPDATE`,
+        [queueName, job.id, job.retryCount],
+      );
+      if (held.rowCount === 1) {
+        const db = { db: onClient(client) };
+        if (result) {
+          // Drained: queued again, as it was queued (priority, retries, lease), for any worker (this
+          // one takes no more jobs), which a notification wakes; in this job's transaction.
+          if (result.kind === 'interrupted') {
+            await boss.send(queueName, jsonbData(job.data), {
+              expireInSeconds: job.expireInSeconds,
+              retryLimit: job.retryLimit,
+              retryDelay: job.retryDelay,
+              retryBackoff: job.retryBackoff,
+              ...(job.priority ? { priority: job.priority } : {}),
+              ...db,
+            });
+            await client.query('SELECT pg_notify($1, $2)', [registry.tables.jobsChannel, queueName]);
+          }
+          await boss.complete(queueName, job.id, { kind: result.kind }, db);
+        } else await boss.fail(queueName, job.id, errorOutput(failure), db);
+      }
+      // Not this execution's any more (its lease lapsed and the job was handed out again): the
+      // execution that holds it now settles it.
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.off('error', ignore);
+      client.release();
+    }
   };
-  for (let i = 0; i < (options.concurrency ?? 8); i++)
-    ids.push(await boss.work<RunJob>(queueName, workOptions, handle));
+
+  // Idle loops wait for a notification (one is sent with every job) or their poll, whichever first.
+  let notices = 0;
+  const idle = new Set<() => void>();
+  const wake = () => {
+    notices++;
+    for (const resume of [...idle]) resume();
+  };
+  const loop = async (): Promise<void> => {
+    while (!drain.signal.aborted) {
+      const seen = notices;
+      // pg-boss's fetch answers [] when its statement fails (a restart): the loop waits and asks again.
+      const [job] = await boss
+        .fetch<RunJob>(queueName, { batchSize: 1, includeMetadata: true })
+        .catch(() => []);
+      if (job) {
+        await execute(job);
+        continue;
+      }
+      // A job sent while the fetch was in flight: its notification came before this loop waited.
+      if (notices !== seen) continue;
+      await new Promise<void>((resolve) => {
+        const resume = () => {
+          clearTimeout(timer);
+          idle.delete(resume);
+          resolve();
+        };
+        const timer = setTimeout(resume, pollMs);
+        idle.add(resume);
+      });
+    }
+  };
   // Every job is sent with a notification: the idle loops fetch at once instead of at their next poll.
   await listener.listen(registry.tables.jobsChannel, (name) => {
-    if (name === queueName) for (const id of ids) boss.notifyWorker(id);
+    if (name === queueName) wake();
   });
+  // A notification sent while the listening connection was down is lost: look again.
+  listener.onReconnect(wake);
+  const loops = Array.from({ length: options.concurrency ?? 8 }, () => loop());
 
   let closing: Promise<void> | undefined;
   return {
@@ -194,13 +284,16 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     close() {
       closing ??= (async () => {
         drain.abort();
+        for (const resume of [...idle]) resume();
         const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
         const timer = setTimeout(() => drainNow.abort(), drainTimeoutMs);
         try {
-          await boss.stop({ graceful: true, wait: true, timeout: drainTimeoutMs + 5_000 });
+          // Each loop ends once its run in flight has stopped at a step boundary and is settled.
+          await Promise.all(loops);
         } finally {
           clearTimeout(timer);
         }
+        await boss.stop({ graceful: true, wait: true, timeout: 5_000 });
         await bossConnection.close();
         await listener.close();
         await events.close();
@@ -208,5 +301,15 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
       })();
       return closing;
     },
+  };
+}
+
+/** What pg-boss keeps of a failed execution (its `output`): the error's name, code and message. */
+function errorOutput(error: unknown): object {
+  const { name, code, message } = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
+  return {
+    name: typeof name === 'string' ? name : 'Error',
+    ...(typeof code === 'string' ? { code } : {}),
+    message: typeof message === 'string' ? message.slice(0, 2_000) : String(error),
   };
 }
