@@ -278,13 +278,13 @@ describe('reins serve', () => {
         'pgboss',
         '--agents',
         join(root, 'test', 'fixtures', 'pgboss-cli-agents.mjs'),
-        '--tenant-rate',
-        '1/1000',
+        '--lock-duration-ms',
+        '1000',
       ],
       { cwd: root, encoding: 'utf8', timeout: 60_000 },
     );
     expect(worker.status).toBe(2);
-    expect(worker.stderr).toContain('--tenant-rate: not supported with --engine pgboss');
+    expect(worker.stderr).toContain('--lock-duration-ms: not supported with --engine pgboss');
   });
 
   it('makes up a token when none is given, and prints it', async () => {

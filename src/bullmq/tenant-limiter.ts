@@ -1,4 +1,7 @@
 import type { Redis } from 'ioredis';
+import type { Admission, TenantLimits } from '../queue/tenant-limits.js';
+
+export type { Admission, TenantLimits };
 
 // One round trip decides a start: the tenant's running set (members expire with their lease, so a
 // killed worker's slot frees itself) and a fixed-window start counter.
@@ -21,17 +24,6 @@ end
 if maxRunning > 0 then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1]) end
 return {1, 'ok', 0}
 `;
-
-/** Per-tenant limits for a fleet of workers. */
-export interface TenantLimits {
-  /** Runs of one tenant executing at once, over every worker. @default unlimited */
-  maxRunning?: number;
-  /** Starts (and resumes) of one tenant's runs per window. @default unlimited */
-  rate?: { max: number; windowMs: number };
-}
-
-/** Whether a run may start now, or how long to wait. */
-export type Admission = { ok: true } | { ok: false; reason: 'concurrency' | 'rate'; retryInMs: number };
 
 /**
  * Per-tenant concurrency and start rate in Redis. OSS BullMQ has no groups, so a worker asks this

@@ -4,6 +4,7 @@ import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { importPeers } from '../errors/missing-peer.js';
 import { ReinsError } from '../errors/reins-error.js';
 import { type AgentDefinition, type AgentRegistry, agentRegistry } from '../queue/agent-definition.js';
+import type { TenantLimits } from '../queue/tenant-limits.js';
 
 /** What `reins worker` takes (flags, else env, else loopback). */
 export interface WorkerCommandOptions {
@@ -72,7 +73,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<numb
   const agents = await loadAgents(options.agents, context);
   const redis = new ioredis.Redis(options.redis, { maxRetriesPerRequest: null });
   const { checkpoint, close: closeCheckpoint } = await openCheckpointStore(options, redis);
-  const rate = parseRate(options.tenantRate);
+  const tenants = tenantLimits(options);
   const worker = await bullmqModule.createRunWorker({
     redis,
     queueName: options.queue,
@@ -81,14 +82,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<numb
     checkpoint,
     concurrency: options.concurrency,
     ...(options.endedTtlMs ? { endedRunTtlMs: options.endedTtlMs } : {}),
-    ...(options.tenantMaxRunning !== undefined || rate
-      ? {
-          tenants: {
-            ...(options.tenantMaxRunning !== undefined ? { maxRunning: options.tenantMaxRunning } : {}),
-            ...(rate ? { rate } : {}),
-          },
-        }
-      : {}),
+    ...(tenants ? { tenants } : {}),
     ...(options.lockDurationMs !== undefined ? { lockDurationMs: options.lockDurationMs } : {}),
     ...(options.stalledIntervalMs !== undefined ? { stalledIntervalMs: options.stalledIntervalMs } : {}),
     ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
@@ -109,8 +103,6 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<numb
 /** `reins worker --engine pgboss`: the same, on pg-boss and PostgreSQL (no Redis unless `--checkpoint redis`). */
 async function pgBossWorkerCommand(options: WorkerCommandOptions): Promise<number> {
   const unsupported = [
-    options.tenantMaxRunning !== undefined ? '--tenant-max-running' : undefined,
-    options.tenantRate !== undefined ? '--tenant-rate' : undefined,
     options.endedTtlMs !== undefined ? '--ended-ttl-ms' : undefined,
     options.lockDurationMs !== undefined ? '--lock-duration-ms' : undefined,
     options.stalledIntervalMs !== undefined ? '--stalled-interval-ms' : undefined,
@@ -123,6 +115,7 @@ async function pgBossWorkerCommand(options: WorkerCommandOptions): Promise<numbe
   ]);
   const context = { redisUrl: options.redis, postgresUrl: options.postgres };
   const agents = await loadAgents(options.agents, context);
+  const tenants = tenantLimits(options);
   const pool = new pg.default.Pool({ connectionString: options.postgres, max: options.concurrency + 4 });
   let redis: import('ioredis').Redis | undefined;
   if (options.checkpoint === 'redis') {
@@ -145,6 +138,7 @@ async function pgBossWorkerCommand(options: WorkerCommandOptions): Promise<numbe
     agents,
     checkpoint,
     concurrency: options.concurrency,
+    ...(tenants ? { tenants } : {}),
     ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
   });
   if (!options.quiet)
@@ -169,6 +163,16 @@ function readyUntilStopped(quiet: boolean | undefined): Promise<void> {
     process.send?.({ ready: true });
     if (!quiet) console.error('ready');
   });
+}
+
+/** The per-tenant limits the flags ask for, if any. */
+function tenantLimits(options: WorkerCommandOptions): TenantLimits | undefined {
+  const rate = parseRate(options.tenantRate);
+  if (options.tenantMaxRunning === undefined && !rate) return undefined;
+  return {
+    ...(options.tenantMaxRunning !== undefined ? { maxRunning: options.tenantMaxRunning } : {}),
+    ...(rate ? { rate } : {}),
+  };
 }
 
 function parseRate(text: string | undefined): { max: number; windowMs: number } | undefined {

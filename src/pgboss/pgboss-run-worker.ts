@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { type ExecuteRunResult, executeRun, type RunExecutorOptions } from '../queue/execute-run.js';
 import type { RunJob } from '../queue/run-stores.js';
+import type { TenantLimits } from '../queue/tenant-limits.js';
 import { systemClock } from '../time/clock.js';
 import { PostgresListener } from './listener.js';
 import {
@@ -14,6 +15,7 @@ import {
 } from './pgboss-connection.js';
 import { PostgresRunEventLog } from './postgres-run-event-log.js';
 import { PostgresRunRegistry } from './postgres-run-registry.js';
+import { PostgresTenantLimiter } from './postgres-tenant-limiter.js';
 import { connectionLost, jsonbData } from './tables.js';
 
 /** Options for {@link createPgBossWorker}. */
@@ -37,6 +39,17 @@ export interface PgBossWorkerOptions
   drainTimeoutMs?: number;
   /** Told about every execution (tests, metrics). */
   onExecuted?: (job: RunJob, result: ExecuteRunResult) => void;
+  /**
+   * Per-tenant concurrency over every worker, and a per-tenant start rate (`request.tenant ??
+   * actor.id`), kept in PostgreSQL. A refused job is queued again for later. @default none
+   */
+  tenants?: TenantLimits;
+  /** How long before a refused tenant's job is tried again (plus up to as much jitter). @default 200 */
+  tenantRetryMs?: number;
+  /** A tenant slot whose worker stopped renewing it (it died) frees itself after this. @default 60_000 */
+  tenantLeaseMs?: number;
+  /** For the jitter on tenant retries. @default Math.random */
+  random?: () => number;
 }
 
 /** A running pg-boss worker. */
@@ -84,11 +97,20 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   };
   const registry = new PostgresRunRegistry({ pool, ...tables });
   const events = new PostgresRunEventLog({ pool, ...tables });
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const tenantLeaseMs = options.tenantLeaseMs ?? 60_000;
+  const limiter = new PostgresTenantLimiter({
+    pool,
+    tables: registry.tables,
+    limits: options.tenants ?? {},
+    leaseMs: tenantLeaseMs,
+  });
   const executor: RunExecutorOptions = {
     ...options,
     registry,
     events,
-    clock: options.clock ?? systemClock,
+    clock,
     // A write lost to a restart or a failover: the job is retried and the run resumes.
     retryable: (error) => connectionLost(error),
   };
@@ -145,6 +167,20 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
    */
   const execute = async (job: PgBoss.JobWithMetadata<RunJob>): Promise<void> => {
     const data = job.data;
+    const tenant = data.request.tenant ?? data.request.actor.id;
+    if (limiter.active) {
+      const admitted = await limiter.admit(tenant, data.runId, clock.now()).catch(() => undefined);
+      if (!admitted?.ok) {
+        // Refused (or the database is away): the job goes back for later, to any worker.
+        const retryMs = options.tenantRetryMs ?? 200;
+        const base = admitted?.reason === 'rate' ? admitted.retryInMs : retryMs;
+        const laterMs = base + Math.floor(random() * retryMs);
+        await settle(job, { later: laterMs }, undefined).catch(() => {});
+        // Pg-boss hands it out once its start time has passed: look for it then.
+        setTimeout(wake, laterMs).unref?.();
+        return;
+      }
+    }
     const controller = new AbortController();
     let running = cancels.get(data.runId);
     if (!running) {
@@ -154,6 +190,12 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     running.add(controller);
     const beatMs = Math.max(50, (job.expireInSeconds * 1_000) / 4);
     let beating: Promise<unknown> = Promise.resolve();
+    const renewal = limiter.active
+      ? setInterval(
+          () => void limiter.renew(tenant, data.runId, clock.now()).catch(() => {}),
+          tenantLeaseMs / 3,
+        )
+      : undefined;
     const heartbeat = setInterval(() => {
       beating = pool
         .query(
@@ -176,6 +218,8 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
       failure = error;
     } finally {
       clearInterval(heartbeat);
+      if (renewal) clearInterval(renewal);
+      if (limiter.active) await limiter.release(tenant, data.runId).catch(() => {});
       await beating;
       running.delete(controller);
       if (running.size === 0 && cancels.get(data.runId) === running) cancels.delete(data.runId);
@@ -190,7 +234,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   /** Completes (or, when the execution threw, fails) the job if it is still this execution's. */
   const settle = async (
     job: PgBoss.JobWithMetadata<RunJob>,
-    result: ExecuteRunResult | undefined,
+    result: ExecuteRunResult | { later: number } | undefined,
     failure: unknown,
   ): Promise<void> => {
     const client = await pool.connect();
@@ -206,20 +250,24 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
       if (held.rowCount === 1) {
         const db = { db: onClient(client) };
         if (result) {
-          // Drained: queued again, as it was queued (priority, retries, lease), for any worker (this
-          // one takes no more jobs), which a notification wakes; in this job's transaction.
-          if (result.kind === 'interrupted') {
+          // Drained, or refused by the tenant limits: queued again, as it was queued (priority,
+          // retries, lease), for any worker (a drained one takes no more jobs), in the transaction
+          // that completes this job; a notification wakes idle workers.
+          const later = 'later' in result ? result.later : undefined;
+          const kind = 'later' in result ? 'later' : result.kind;
+          if (kind === 'later' || kind === 'interrupted') {
             await boss.send(queueName, jsonbData(job.data), {
               expireInSeconds: job.expireInSeconds,
               retryLimit: job.retryLimit,
               retryDelay: job.retryDelay,
               retryBackoff: job.retryBackoff,
               ...(job.priority ? { priority: job.priority } : {}),
+              ...(later ? { startAfter: new Date(Date.now() + later) } : {}),
               ...db,
             });
             await client.query('SELECT pg_notify($1, $2)', [registry.tables.jobsChannel, queueName]);
           }
-          await boss.complete(queueName, job.id, { kind: result.kind }, db);
+          await boss.complete(queueName, job.id, { kind }, db);
         } else await boss.fail(queueName, job.id, errorOutput(failure), db);
       }
       // Not this execution's any more (its lease lapsed and the job was handed out again): the

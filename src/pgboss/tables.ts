@@ -15,6 +15,9 @@ export interface RunTables {
   runs: string;
   events: string;
   ended: string;
+  /** Per-tenant limits: the runs holding a slot, and each tenant's start window. */
+  tenantRunning: string;
+  tenantStarts: string;
   /** The schema, quoted, when one is given (created by `ensureSchema`). */
   schema: string | undefined;
   /** The schema as given. */
@@ -55,6 +58,8 @@ export function runTables(table = 'reins_runs', schema?: string): RunTables {
     runs: qualified(table),
     events: qualified(`${table}_events`),
     ended: qualified(`${table}_ended`),
+    tenantRunning: qualified(`${table}_tslots`),
+    tenantStarts: qualified(`${table}_tstarts`),
     schema: schema === undefined ? undefined : quote(schema),
     schemaName: schema,
     actorIndex: quote(`${table}_actor`),
@@ -93,6 +98,17 @@ export function createTablesSql(tables: RunTables): string {
       PRIMARY KEY (run_id, seq)
     );`,
     `CREATE TABLE IF NOT EXISTS ${tables.ended} (run_id text PRIMARY KEY);`,
+    `CREATE TABLE IF NOT EXISTS ${tables.tenantRunning} (
+      tenant text NOT NULL,
+      run_id text NOT NULL,
+      lease_until double precision NOT NULL,
+      PRIMARY KEY (tenant, run_id)
+    );`,
+    `CREATE TABLE IF NOT EXISTS ${tables.tenantStarts} (
+      tenant text PRIMARY KEY,
+      window_end double precision NOT NULL,
+      count integer NOT NULL
+    );`,
   ].join('\n');
 }
 

@@ -22,4 +22,5 @@ export type {
 } from './run-queue.js';
 export * from './run-stores.js';
 export * from './scripted-steps-agent.js';
+export type { Admission, TenantLimits } from './tenant-limits.js';
 export * from './trace-conflict.js';

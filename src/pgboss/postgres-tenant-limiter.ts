@@ -1,0 +1,110 @@
+import type { Pool } from 'pg';
+import type { Admission, TenantLimits } from '../queue/tenant-limits.js';
+import type { RunTables } from './tables.js';
+
+/**
+ * Per-tenant concurrency and start rate in PostgreSQL, for pg-boss workers (pg-boss 10 has no
+ * groups): `TenantLimiter`'s rules on tables instead of Redis. A worker asks before it runs a job
+ * and, refused, queues the job again for later. A slot is a row whose lease the holder renews while
+ * the run goes on, so a killed worker's slot lapses on its own; starts are counted in a fixed
+ * window per tenant. One admission is one transaction holding the tenant's advisory lock, so two
+ * workers admitting for one tenant at once are decided one after the other.
+ */
+export class PostgresTenantLimiter {
+  readonly #pool: Pick<Pool, 'connect' | 'query'>;
+  readonly #tables: RunTables;
+  readonly #limits: TenantLimits;
+  readonly #leaseMs: number;
+
+  constructor(options: {
+    pool: Pick<Pool, 'connect' | 'query'>;
+    tables: RunTables;
+    limits: TenantLimits;
+    leaseMs: number;
+  }) {
+    this.#pool = options.pool;
+    this.#tables = options.tables;
+    this.#limits = options.limits;
+    this.#leaseMs = options.leaseMs;
+  }
+
+  get active(): boolean {
+    return this.#limits.maxRunning !== undefined || this.#limits.rate !== undefined;
+  }
+
+  async admit(tenant: string, runId: string, now: number): Promise<Admission> {
+    const { maxRunning, rate } = this.#limits;
+    const { tenantRunning, tenantStarts, key } = this.#tables;
+    const client = await this.#pool.connect();
+    const ignore = () => {};
+    client.on('error', ignore);
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        `reins tenant ${key} ${tenant}`,
+      ]);
+      if (maxRunning !== undefined) {
+        await client.query(`DELETE FROM ${tenantRunning} WHERE tenant = $1 AND lease_until <= $2`, [
+          tenant,
+          now,
+        ]);
+        const held = await client.query<{ n: number; mine: boolean }>(
+          `SELECT count(*)::int AS n, coalesce(bool_or(run_id = $2), false) AS mine
+             FROM ${tenantRunning} WHERE tenant = $1`,
+          [tenant, runId],
+        );
+        const row = held.rows[0];
+        if (row && !row.mine && row.n >= maxRunning) {
+          await client.query('COMMIT');
+          return { ok: false, reason: 'concurrency', retryInMs: 0 };
+        }
+      }
+      if (rate !== undefined) {
+        const counted = await client.query<{ count: number; window_end: number }>(
+          `INSERT INTO ${tenantStarts} AS s (tenant, window_end, count) VALUES ($1, $2::float8 + $3::float8, 1)
+           ON CONFLICT (tenant) DO UPDATE SET
+             count = CASE WHEN s.window_end <= $2 THEN 1 ELSE s.count + 1 END,
+             window_end = CASE WHEN s.window_end <= $2 THEN $2::float8 + $3::float8 ELSE s.window_end END
+           RETURNING count, window_end`,
+          [tenant, now, rate.windowMs],
+        );
+        const row = counted.rows[0];
+        if (row && row.count > rate.max) {
+          await client.query('COMMIT');
+          return { ok: false, reason: 'rate', retryInMs: Math.max(0, row.window_end - now) };
+        }
+      }
+      if (maxRunning !== undefined)
+        await client.query(
+          `INSERT INTO ${tenantRunning} (tenant, run_id, lease_until) VALUES ($1, $2, $3)
+           ON CONFLICT (tenant, run_id) DO UPDATE SET lease_until = excluded.lease_until`,
+          [tenant, runId, now + this.#leaseMs],
+        );
+      await client.query('COMMIT');
+      return { ok: true };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.off('error', ignore);
+      client.release();
+    }
+  }
+
+  /** Extends the run's slot; the worker calls it while the run goes on. */
+  async renew(tenant: string, runId: string, now: number): Promise<void> {
+    if (this.#limits.maxRunning === undefined) return;
+    await this.#pool.query(
+      `UPDATE ${this.#tables.tenantRunning} SET lease_until = $3 WHERE tenant = $1 AND run_id = $2`,
+      [tenant, runId, now + this.#leaseMs],
+    );
+  }
+
+  async release(tenant: string, runId: string): Promise<void> {
+    if (this.#limits.maxRunning === undefined) return;
+    await this.#pool.query(`DELETE FROM ${this.#tables.tenantRunning} WHERE tenant = $1 AND run_id = $2`, [
+      tenant,
+      runId,
+    ]);
+  }
+}
