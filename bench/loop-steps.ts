@@ -16,6 +16,10 @@
  *   no-store           200 / 1,000 / 5,000 / 50,000 steps, no checkpoint store
  *   no-trace           50 / 1,000 / 50,000 steps, no store and no trace sink: the loop alone (a
  *                      memory trace of 50,000 steps holds ~450,000 events, whose GC grows the step)
+ *   kept-trace         50 / 50,000 steps, no store, a memory trace, and every run's trace kept
+ *                      until the child exits: the short runs' events survive as the long run's do,
+ *                      so the ratio shows what run length itself costs (`loop` drops each short
+ *                      run's trace, whose events die young and cost the scavenger nothing)
  *
  * µs/step = time inside runAgent / (runs × (steps + 1) model calls). For `loop` the child also
  * reports V8 heap bytes allocated per step (v8.GCProfiler: Δ used heap + what each GC freed;
@@ -45,7 +49,14 @@ import {
 } from '../dist/index.js';
 import { benchMeta, median } from './stats.js';
 
-const configs = ['loop', 'memory-checkpoint', 'sqlite-checkpoint', 'no-store', 'no-trace'] as const;
+const configs = [
+  'loop',
+  'memory-checkpoint',
+  'sqlite-checkpoint',
+  'no-store',
+  'no-trace',
+  'kept-trace',
+] as const;
 type Config = (typeof configs)[number];
 const stepsFor: Record<Config, number[]> = {
   loop: [50],
@@ -53,6 +64,7 @@ const stepsFor: Record<Config, number[]> = {
   'sqlite-checkpoint': [50, 1_000, 5_000],
   'no-store': [200, 1_000, 5_000, 50_000],
   'no-trace': [50, 1_000, 50_000],
+  'kept-trace': [50, 50_000],
 };
 /** Runs per child: about 10,000 steps' worth, one run from 5,000 steps. */
 const runsFor = (steps: number) => (steps >= 5_000 ? 1 : Math.min(200, Math.floor(10_000 / steps)));
@@ -75,6 +87,8 @@ const toolNames = Array.from({ length: toolCount }, (_, i) => `tool_${i}`);
 const answer = 'All checks done.';
 
 // ---------------------------------------------------------------------------------------- child
+/** `kept-trace`: every run's trace, alive until the child exits. */
+const kept: unknown[] = [];
 async function child(config: Config, steps: number, runs: number): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('the child needs node --expose-gc');
@@ -144,6 +158,7 @@ async function child(config: Config, steps: number, runs: number): Promise<void>
           ? sqlite
           : undefined;
     const trace = memoryTraceSink();
+    if (config === 'kept-trace') kept.push(trace);
     const started = performance.now();
     const result: RunResult = await runAgent({
       model,
@@ -192,7 +207,10 @@ async function child(config: Config, steps: number, runs: number): Promise<void>
     const warmSteps = Math.min(steps, 200);
     const warmResponses = responsesFor(warmSteps);
     // (2,000 with a store: a durable commit per step makes 20,000 warm-up steps take seconds.)
-    const warmTotal = config === 'loop' || config === 'no-store' || config === 'no-trace' ? 20_000 : 2_000;
+    const warmTotal =
+      config === 'loop' || config === 'no-store' || config === 'no-trace' || config === 'kept-trace'
+        ? 20_000
+        : 2_000;
     for (let i = 0; i < Math.max(3, Math.floor(warmTotal / warmSteps)); i++)
       await oneRun(warmSteps, warmResponses);
 

@@ -17,6 +17,8 @@ import { benchMeta, median, option } from './stats.js';
 
 // Five, as every other benchmark here: three let one slow round of a swinging machine move the median.
 const rounds = Number(option('rounds') ?? 5);
+// `--engine pgboss`: pg-boss on PostgreSQL (records, traces and checkpoints there) instead of BullMQ.
+const engine = option('engine') ?? 'bullmq';
 const bin = fileURLToPath(new URL('../dist/cli/bin.js', import.meta.url));
 const redis = process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
@@ -36,11 +38,15 @@ interface Report {
 
 const reports: Report[] = [];
 for (let round = 0; round < rounds; round++) {
-  const text = execFileSync(process.execPath, [bin, 'bench', 'queue', '--json', '--redis', redis], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  const text = execFileSync(
+    process.execPath,
+    [bin, 'bench', 'queue', '--json', '--redis', redis, '--engine', engine],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
   const report = JSON.parse(text) as Report;
   reports.push(report);
   const four = report.byWorkers['4'];

@@ -35,6 +35,7 @@ const results = {
   eval: load('eval'),
   otel: load('otel'),
   queue: load('queue'),
+  queuePgboss: load('queue-pgboss'),
 };
 
 const fixed = (value: number | undefined, digits = 1) =>
@@ -88,6 +89,8 @@ function bars(): Bar[] {
   const noTrace50 = stepsRow('no-trace', 50);
   const noTrace50k = stepsRow('no-trace', 50_000);
   const noStore5k = stepsRow('no-store', 5_000);
+  const kept50 = stepsRow('kept-trace', 50);
+  const kept50k = stepsRow('kept-trace', 50_000);
   const memory5k = stepsRow('memory-checkpoint', 5_000);
   const sqlite50 = stepsRow('sqlite-checkpoint', 50);
   const sqlite5k = stepsRow('sqlite-checkpoint', 5_000);
@@ -130,6 +133,14 @@ function bars(): Bar[] {
       'per-step cost, 50,000 ÷ 50 steps, no store, memory trace (holds every event)',
       noStore50k && loop50 ? noStore50k.usPerStep / loop50.usPerStep : undefined,
       ratio(noStore50k && loop50 ? noStore50k.usPerStep / loop50.usPerStep : undefined),
+      'flat (≤ 1.3×)',
+      (v) => v <= 1.3,
+      'steps',
+    ),
+    bar(
+      "per-step cost, 50,000 ÷ 50 steps, memory trace, every run's trace kept (the short runs' events survive too)",
+      kept50k && kept50 ? kept50k.usPerStep / kept50.usPerStep : undefined,
+      ratio(kept50k && kept50 ? kept50k.usPerStep / kept50.usPerStep : undefined),
       'flat (≤ 1.3×)',
       (v) => v <= 1.3,
       'steps',
@@ -412,9 +423,11 @@ function queueBars(): Bar[] {
   ];
 }
 
-function queueTable(): string {
-  const data = results.queue;
-  if (!data) return '_No results: run `npm run bench -- --only queue`._';
+function queueTable(engine: 'bullmq' | 'pgboss' = 'bullmq'): string {
+  const data = engine === 'pgboss' ? results.queuePgboss : results.queue;
+  const store = engine === 'pgboss' ? 'PostgreSQL' : 'Redis';
+  if (!data)
+    return `_No results: run \`npm run bench -- --only ${engine === 'pgboss' ? 'queue-pgboss' : 'queue'}\`._`;
   return table(
     [
       'setup',
@@ -422,7 +435,7 @@ function queueTable(): string {
       'first event p50 / p99',
       'whole run p50 / p99',
       'added per run (p50)',
-      'over Redis-checkpointed in-process (p50)',
+      `over ${store}-checkpointed in-process (p50)`,
       'lost',
       'duplicated',
     ],
@@ -430,7 +443,7 @@ function queueTable(): string {
       row.setup === 'in-process'
         ? 'in-process queue (1 process)'
         : row.setup === 'in-process-durable'
-          ? 'same, Redis checkpoint every step'
+          ? `same, ${store} checkpoint every step`
           : `${row.setup} \`reins worker\` process${row.setup === '1' ? '' : 'es'}`,
       fixed(row.throughputPerSecond),
       `${fixed(row.firstEventP50Ms, 2)} / ${fixed(row.firstEventP99Ms, 2)} ms`,
@@ -922,7 +935,8 @@ const tables: Record<string, () => string> = {
   context: contextTable,
   eval: evalTable,
   otel: otelTable,
-  queue: queueTable,
+  queue: () => queueTable('bullmq'),
+  'queue-pgboss': () => queueTable('pgboss'),
   meta: metaTable,
 };
 

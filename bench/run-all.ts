@@ -38,6 +38,10 @@ const benches: { name: string; args: string[]; stdout?: boolean }[] = [
   { name: 'eval', args: [...tsx, 'bench/eval-harness.ts', '--json', file('eval')] },
   { name: 'otel', args: [...tsx, 'bench/otel-overhead.ts', '--json', file('otel')] },
   { name: 'queue', args: [...tsx, 'bench/queue.ts', '--json', file('queue')] },
+  {
+    name: 'queue-pgboss',
+    args: [...tsx, 'bench/queue.ts', '--engine', 'pgboss', '--json', file('queue-pgboss')],
+  },
 ];
 
 const only = option('only')?.split(',');

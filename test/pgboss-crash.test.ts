@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgBossRunQueue } from '../src/pgboss/pgboss-run-queue.js';
 import { PostgresIdempotencyStore } from '../src/postgres/postgres-idempotency-store.js';
 import { randomInt, seededRandom } from '../src/testing/seeded-random.js';
-import { uniqueTable } from './support/pg-tables.js';
+import { dropBossQueue, uniqueTable } from './support/pg-tables.js';
 import { connectTestPostgres, postgresUrl } from './support/postgres.js';
 
 // 60 runs of 6 steps on 3 pg-boss worker processes and nothing but PostgreSQL; about one run in six
@@ -109,6 +109,7 @@ describe.skipIf(process.env['REINS_SKIP_POSTGRES'] === '1')(
       );
       const counts = new Map(counted.rows.map((row) => [row.key, row.n]));
       const traces = await Promise.all(ids.map((id) => queue.events.read(id, -1)));
+      await dropBossQueue(queue);
       await queue.close();
 
       expect(

@@ -13,6 +13,13 @@ import { scriptedStepsAgent } from '../queue/scripted-steps-agent.js';
 /** Options for `reins bench queue`. */
 export interface BenchQueueOptions {
   redisUrl: string;
+  /**
+   * The job engine: BullMQ on Redis, or pg-boss on PostgreSQL (records, traces and checkpoints in
+   * PostgreSQL; Redis only counts the steps' effects, off the timed path). @default 'bullmq'
+   */
+  engine?: 'bullmq' | 'pgboss';
+  /** PostgreSQL for `engine: 'pgboss'`. @default 'postgres://postgres@127.0.0.1:5432/test' */
+  postgresUrl?: string;
   /** Runs per throughput measurement. @default 400 */
   runs?: number;
   /** Runs enqueued one at a time for the latency figures. @default 100 */
@@ -46,13 +53,16 @@ export interface QueueFigures {
 /** What `reins bench queue --json` prints: the 4-worker figures at the top, every count under `byWorkers`. */
 export interface QueueBenchReport extends QueueFigures {
   workers: number;
-  checkpoint: 'redis';
+  engine: 'bullmq' | 'pgboss';
+  /** Where the workers (and the durable in-process baseline) checkpoint every step. */
+  checkpoint: 'redis' | 'postgres';
   stepsPerRun: number;
   byWorkers: Record<string, QueueFigures>;
   inProcess: Omit<QueueFigures, 'resumed'>;
   /**
-   * The same in-process runs with the workers' durable checkpoint (Redis, every step): what is left
-   * over it is the queue's own cost (enqueue, pick-up, the record, the trace through Redis).
+   * The same in-process runs with the workers' durable checkpoint (Redis, or PostgreSQL with
+   * pg-boss; every step): what is left over it is the queue's own cost (enqueue, pick-up, the
+   * record, the trace).
    */
   inProcessDurable: Omit<QueueFigures, 'resumed'>;
   /**
@@ -161,6 +171,7 @@ async function inProcessFigures(
   concurrency: number,
   warmupRuns: number,
   checkpoint: CheckpointStore,
+  idPrefix: string,
 ) {
   const registry = new MemoryRunRegistry();
   const events = new MemoryRunEventLog();
@@ -178,14 +189,14 @@ async function inProcessFigures(
     concurrency,
   });
   const target = { queue, registry, events };
-  const ids = Array.from({ length: runs }, (_, i) => `inproc-${i}`);
+  const ids = Array.from({ length: runs }, (_, i) => `${idPrefix}-${i}`);
   let ended = 0;
   const done = async () => {
     ended = 0;
     for (const id of ids) if ((await registry.get(id))?.status === 'ended') ended++;
     return ended;
   };
-  await warmUp(target, warmupRuns, 'inproc');
+  await warmUp(target, warmupRuns, idPrefix);
   await queue.idle();
   const measured = await throughput(target, ids, async () => {
     await queue.idle();
@@ -193,7 +204,7 @@ async function inProcessFigures(
   });
   const lat = await latency(
     target,
-    Array.from({ length: latencyRuns }, (_, i) => `inproc-latency-${i}`),
+    Array.from({ length: latencyRuns }, (_, i) => `${idPrefix}-latency-${i}`),
   );
   const lost = await notAnswered(registry, ids);
   await queue.close();
@@ -211,8 +222,8 @@ export async function runQueueBench(
   options: BenchQueueOptions,
   progress: (line: string) => void = () => {},
 ): Promise<QueueBenchReport> {
-  const [bullmq, ioredis, redisStores] = await importPeers('reins bench queue', [
-    { name: 'bullmq', range: '^6', load: () => import('../bullmq/index.js') },
+  const engine = options.engine ?? 'bullmq';
+  const [ioredis, redisStores] = await importPeers('reins bench queue', [
     { name: 'ioredis', range: '^5', load: () => import('ioredis') },
     { name: 'ioredis', range: '^5', load: () => import('../redis/index.js') },
   ]);
@@ -220,10 +231,12 @@ export async function runQueueBench(
   const latencyRuns = options.latencyRuns ?? 100;
   const concurrency = options.concurrency ?? 16;
   const warmupRuns = options.warmupRuns ?? 400;
+  const postgresUrl = options.postgresUrl ?? 'postgres://postgres@127.0.0.1:5432/test';
   const bin = fileURLToPath(new URL('./bin.js', import.meta.url));
   const agentsModule = fileURLToPath(new URL('./bench-queue-agents.js', import.meta.url));
   const redis = new ioredis.Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const byWorkers: Record<string, QueueFigures> = {};
+  const fleet = engine === 'pgboss' ? await pgBossFleet(postgresUrl) : await bullmqFleet(redis);
   try {
     progress('in-process baseline');
     const inProcess = await inProcessFigures(
@@ -232,21 +245,31 @@ export async function runQueueBench(
       concurrency,
       warmupRuns,
       new MemoryCheckpointStore(),
+      `reins-bench-queue-${process.pid}-inproc-memory`,
     );
-    progress('in-process baseline, Redis checkpoints');
+    progress(`in-process baseline, ${fleet.checkpoint === 'redis' ? 'Redis' : 'PostgreSQL'} checkpoints`);
     const durablePrefix = `reins-bench-queue-${process.pid}-inproc`;
     const inProcessDurable = await inProcessFigures(
       runs,
       latencyRuns,
       concurrency,
       warmupRuns,
-      new redisStores.RedisCheckpointStore({ redis, keyPrefix: `${durablePrefix}:checkpoint` }),
+      fleet.checkpoint === 'redis'
+        ? new redisStores.RedisCheckpointStore({ redis, keyPrefix: `${durablePrefix}:checkpoint` })
+        : await fleet.durableCheckpoint(),
+      durablePrefix,
     );
     await deleteKeys(redis, durablePrefix);
+    await fleet.forget(durablePrefix);
     for (const count of options.workers ?? [1, 4, 8]) {
       const prefix = `reins-bench-queue-${process.pid}-${count}`;
-      progress(`${count} worker process${count === 1 ? '' : 'es'}`);
+      progress(`${count} ${engine} worker process${count === 1 ? '' : 'es'}`);
       const children: ChildProcess[] = [];
+      // Whatever goes wrong below, no worker process is left behind.
+      const orphans = () => {
+        for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+      };
+      process.once('exit', orphans);
       const env = { ...process.env, REINS_BENCH_PREFIX: prefix };
       await Promise.all(
         Array.from(
@@ -260,14 +283,9 @@ export async function runQueueBench(
                   'worker',
                   '--agents',
                   agentsModule,
-                  '--checkpoint',
-                  'redis',
                   '--redis',
                   options.redisUrl,
-                  '--prefix',
-                  prefix,
-                  '--queue',
-                  'bench',
+                  ...fleet.workerArgs(prefix),
                   '--concurrency',
                   String(concurrency),
                   '--quiet',
@@ -275,37 +293,43 @@ export async function runQueueBench(
                 { env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
               );
               children.push(child);
-              child.once('message', () => ready());
-              child.once('exit', (code) => failed(new Error(`bench worker exited ${code}`)));
+              // A worker that never says it is ready must not hang the benchmark.
+              const waiting = setTimeout(
+                () => failed(new Error(`bench worker ${child.pid} was not ready within 60 s`)),
+                60_000,
+              );
+              child.once('message', () => {
+                clearTimeout(waiting);
+                ready();
+              });
+              child.once('exit', (code) => {
+                clearTimeout(waiting);
+                failed(new Error(`bench worker exited ${code}`));
+              });
             }),
         ),
       );
-      const queue = new bullmq.BullmqRunQueue({ redis, prefix, queueName: 'bench' });
-      const ids = Array.from({ length: runs }, (_, i) => `q-${i}`);
-      // Asks only about runs not seen ended yet, so the polling does not load the workers' Redis.
+      const { target, ended, close } = await fleet.queue(prefix);
+      // Run ids name the configuration: PostgreSQL's tables outlive this process.
+      const ids = Array.from({ length: runs }, (_, i) => `${prefix}-q-${i}`);
+      // Asks only about runs not seen ended yet, so the polling does not load the workers' store.
       const pending = new Set(ids);
       const done = async () => {
         const asked = [...pending];
-        const pipeline = redis.pipeline();
-        for (const id of asked) pipeline.hget(`${prefix}:run:${id}`, 'status');
-        const replies = (await pipeline.exec()) ?? [];
-        replies.forEach(([, status], index) => {
-          if (status === 'ended') pending.delete(asked[index] as string);
-        });
+        for (const id of await ended(asked)) pending.delete(id);
         return ids.length - pending.size;
       };
-      const target = { queue, registry: queue.registry, events: queue.events };
-      await warmUp(target, warmupRuns * count, 'queue');
+      await warmUp(target, warmupRuns * count, prefix);
       const measured = await throughput(target, ids, done);
       const lat = await latency(
         target,
-        Array.from({ length: latencyRuns }, (_, i) => `latency-${i}`),
+        Array.from({ length: latencyRuns }, (_, i) => `${prefix}-latency-${i}`),
       );
-      const records = await Promise.all(ids.map((id) => queue.registry.get(id)));
+      const records = await Promise.all(ids.map((id) => target.registry.get(id)));
       const effects = await redis.hvals(`${prefix}:effects`);
       byWorkers[String(count)] = {
         runs,
-        lost: await notAnswered(queue.registry, ids),
+        lost: await notAnswered(target.registry, ids),
         duplicates: effects.filter((value) => Number(value) > 1).length,
         resumed: records.filter((record) => (record?.attempts ?? 0) > 1).length,
         throughputPerSecond: Math.round((runs / measured.seconds) * 10) / 10,
@@ -315,14 +339,16 @@ export async function runQueueBench(
       const exits = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
       for (const child of children) child.kill('SIGTERM');
       await Promise.all(exits);
-      await queue.close();
+      process.off('exit', orphans);
+      await close();
       await deleteKeys(redis, prefix);
     }
     const four = byWorkers['4'] ?? Object.values(byWorkers)[0];
     if (!four) throw new Error('no worker count was measured');
     return {
       workers: byWorkers['4'] ? 4 : Number(Object.keys(byWorkers)[0]),
-      checkpoint: 'redis',
+      engine,
+      checkpoint: fleet.checkpoint,
       stepsPerRun: 6,
       ...four,
       byWorkers,
@@ -335,8 +361,116 @@ export async function runQueueBench(
       },
     };
   } finally {
+    await fleet.close();
     await redis.quit().catch(() => {});
   }
+}
+
+/** What differs between the engines: the workers' flags, the queue, where checkpoints go. */
+interface BenchFleet {
+  checkpoint: 'redis' | 'postgres';
+  workerArgs(prefix: string): string[];
+  durableCheckpoint(): Promise<CheckpointStore>;
+  /** Deletes what runs whose ids start with `prefix` left in the engine's tables. */
+  forget(prefix: string): Promise<void>;
+  queue(prefix: string): Promise<{
+    target: Target;
+    /** Which of `ids` have ended. */
+    ended(ids: string[]): Promise<string[]>;
+    close(): Promise<void>;
+  }>;
+  close(): Promise<void>;
+}
+
+async function bullmqFleet(redis: import('ioredis').Redis): Promise<BenchFleet> {
+  const [bullmq] = await importPeers('reins bench queue', [
+    { name: 'bullmq', range: '^6', load: () => import('../bullmq/index.js') },
+  ]);
+  return {
+    checkpoint: 'redis',
+    workerArgs: (prefix) => ['--checkpoint', 'redis', '--prefix', prefix, '--queue', 'bench'],
+    durableCheckpoint: () => Promise.reject(new Error('BullMQ checkpoints in Redis')),
+    // Its keys carry the prefix: deleteKeys takes them.
+    forget: async () => {},
+    async queue(prefix) {
+      const queue = new bullmq.BullmqRunQueue({ redis, prefix, queueName: 'bench' });
+      return {
+        target: { queue, registry: queue.registry, events: queue.events },
+        async ended(ids) {
+          const pipeline = redis.pipeline();
+          for (const id of ids) pipeline.hget(`${prefix}:run:${id}`, 'status');
+          const replies = (await pipeline.exec()) ?? [];
+          return ids.filter((_, index) => replies[index]?.[1] === 'ended');
+        },
+        close: () => queue.close(),
+      };
+    },
+    close: async () => {},
+  };
+}
+
+async function pgBossFleet(postgresUrl: string): Promise<BenchFleet> {
+  const [pgboss, pg, postgresStores] = await importPeers('reins bench queue --engine pgboss', [
+    { name: 'pg-boss', range: '^10', load: () => import('../pgboss/index.js') },
+    { name: 'pg', range: '^8', load: () => import('pg') },
+    { name: 'pg', range: '^8', load: () => import('../postgres/postgres-checkpoint-store.js') },
+  ]);
+  const pool = new pg.default.Pool({ connectionString: postgresUrl, max: 8 });
+  pool.on('error', () => {});
+  const tables = new pgboss.PostgresRunRegistry({ pool }).tables;
+  // The configuration's rows: its run ids carry the prefix.
+  const forget = async (prefix: string) => {
+    const like = `${prefix}-%`;
+    for (const table of [
+      tables.events,
+      tables.ended,
+      tables.runs,
+      'reins_checkpoints',
+      'reins_checkpoints_log',
+    ])
+      await pool.query(`DELETE FROM ${table} WHERE run_id LIKE $1`, [like]).catch(() => {});
+  };
+  return {
+    checkpoint: 'postgres',
+    // Records, traces and checkpoints in PostgreSQL's default tables; a queue of its own per configuration.
+    workerArgs: (prefix) => [
+      '--engine',
+      'pgboss',
+      '--postgres',
+      postgresUrl,
+      '--checkpoint',
+      'postgres',
+      '--queue',
+      prefix,
+      // 8 processes of concurrency + 4 connections each would pass PostgreSQL's 100 (max_connections).
+      '--pool-size',
+      '8',
+    ],
+    durableCheckpoint: async () => new postgresStores.PostgresCheckpointStore({ pool }),
+    async queue(prefix) {
+      const queue = new pgboss.PgBossRunQueue({ pool, queueName: prefix });
+      return {
+        target: { queue, registry: queue.registry, events: queue.events },
+        async ended(ids) {
+          const { rows } = await pool.query<{ run_id: string }>(
+            `SELECT run_id FROM ${queue.registry.tables.runs} WHERE run_id = ANY($1) AND status = 'ended'`,
+            [ids],
+          );
+          return rows.map((row) => row.run_id);
+        },
+        async close() {
+          // pg-boss 10's deleteQueue deletes the queue's row before its jobs' partition, which the
+          // jobs' foreign key refuses: the jobs go first.
+          await pool.query('DELETE FROM pgboss.job WHERE name = $1', [prefix]).catch(() => {});
+          await queue.boss.deleteQueue(prefix).catch(() => {});
+          await queue.close();
+          await forget(prefix);
+        },
+      };
+    },
+    forget,
+    close: () => pool.end(),
+  };
 }
 
 async function deleteKeys(redis: import('ioredis').Redis, prefix: string): Promise<void> {
@@ -358,7 +492,9 @@ export async function benchQueue(json: boolean, options: BenchQueueOptions): Pro
     return 0;
   }
   console.log(
-    `\nQueued runs: ${report.stepsPerRun}-step scripted runs (0-latency model), Redis checkpoints every step, BullMQ on ${options.redisUrl}`,
+    report.engine === 'pgboss'
+      ? `\nQueued runs: ${report.stepsPerRun}-step scripted runs (0-latency model), PostgreSQL checkpoints every step, pg-boss on ${options.postgresUrl ?? 'postgres://postgres@127.0.0.1:5432/test'}`
+      : `\nQueued runs: ${report.stepsPerRun}-step scripted runs (0-latency model), Redis checkpoints every step, BullMQ on ${options.redisUrl}`,
   );
   console.log(
     `  ${'setup'.padEnd(22)} ${'runs/s'.padStart(8)} ${'first event p50'.padStart(16)} ${'p99'.padStart(8)} ${'run p50'.padStart(9)} ${'p99'.padStart(8)} ${'lost'.padStart(5)} ${'dup'.padStart(4)}`,
@@ -368,7 +504,7 @@ export async function benchQueue(json: boolean, options: BenchQueueOptions): Pro
       `  ${name.padEnd(22)} ${figures.throughputPerSecond.toFixed(1).padStart(8)} ${`${figures.firstEventMs.p50} ms`.padStart(16)} ${`${figures.firstEventMs.p99} ms`.padStart(8)} ${`${figures.runMs.p50} ms`.padStart(9)} ${`${figures.runMs.p99} ms`.padStart(8)} ${String(figures.lost).padStart(5)} ${String(figures.duplicates).padStart(4)}`,
     );
   row('in-process (1 process)', report.inProcess);
-  row('same, Redis checkpoints', report.inProcessDurable);
+  row(`same, ${report.checkpoint === 'redis' ? 'Redis' : 'PostgreSQL'} checkpoints`, report.inProcessDurable);
   for (const [count, figures] of Object.entries(report.byWorkers))
     row(`${count} worker process${count === '1' ? '' : 'es'}`, figures);
   const added = Object.entries(report.byWorkers)
@@ -381,7 +517,7 @@ export async function benchQueue(json: boolean, options: BenchQueueOptions): Pro
     `\n  queue overhead at ${report.workers} workers: ${report.overhead.msPerRunP50} ms per run (p50, enqueue to a follower seeing run-end; bar ≤ 5 ms; by worker processes ${added}), in-process ÷ queue throughput ${report.overhead.throughputRatio}× (bar: ≥ 200 runs/s with 4 workers)`,
   );
   console.log(
-    `  over the in-process run with the same Redis checkpoints (the queue's own cost): ${report.overhead.msPerRunP50OverDurable} ms per run (p50)`,
+    `  over the in-process run with the same ${report.checkpoint === 'redis' ? 'Redis' : 'PostgreSQL'} checkpoints (the queue's own cost): ${report.overhead.msPerRunP50OverDurable} ms per run (p50)`,
   );
   return 0;
 }

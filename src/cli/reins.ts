@@ -181,6 +181,16 @@ bench
   )
   .option('--json', 'print the figures as JSON')
   .option('--redis <url>', 'Redis URL', process.env['REINS_REDIS_URL'] ?? 'redis://127.0.0.1:6379')
+  .addOption(
+    new Option('--engine <engine>', 'the job engine: BullMQ on Redis, or pg-boss on PostgreSQL')
+      .choices(['bullmq', 'pgboss'])
+      .default('bullmq'),
+  )
+  .option(
+    '--postgres <url>',
+    'PostgreSQL URL for --engine pgboss',
+    process.env['REINS_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test',
+  )
   .addOption(new Option('--runs <n>', 'runs per throughput measurement').argParser(wholeNumber('--runs', 1)))
   .addOption(
     new Option('--concurrency <n>', 'runs at once per worker process').argParser(
@@ -190,6 +200,8 @@ bench
   .action(async (options) => {
     process.exitCode = await benchQueue(Boolean(options.json), {
       redisUrl: options.redis,
+      engine: options.engine,
+      postgresUrl: options.postgres,
       ...(options.runs ? { runs: options.runs } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     });
@@ -247,6 +259,12 @@ program
     new Option('--concurrency <n>', 'runs at once in this process')
       .argParser(wholeNumber('--concurrency', 1))
       .default(8),
+  )
+  .addOption(
+    new Option(
+      '--pool-size <n>',
+      'PostgreSQL connections for --engine pgboss (default: concurrency + 4; mind max_connections over every worker)',
+    ).argParser(wholeNumber('--pool-size', 2)),
   )
   .addOption(
     new Option('--tenant-max-running <n>', 'runs of one tenant at once, over every worker').argParser(

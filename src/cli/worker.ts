@@ -19,6 +19,8 @@ export interface WorkerCommandOptions {
   queue: string;
   prefix: string;
   concurrency: number;
+  /** PostgreSQL connections of a pg-boss worker. @default concurrency + 4 */
+  poolSize?: number;
   tenantMaxRunning?: number;
   /** `<max>/<windowMs>` */
   tenantRate?: string;
@@ -116,7 +118,12 @@ async function pgBossWorkerCommand(options: WorkerCommandOptions): Promise<numbe
   const context = { redisUrl: options.redis, postgresUrl: options.postgres };
   const agents = await loadAgents(options.agents, context);
   const tenants = tenantLimits(options);
-  const pool = new pg.default.Pool({ connectionString: options.postgres, max: options.concurrency + 4 });
+  const pool = new pg.default.Pool({
+    connectionString: options.postgres,
+    max: options.poolSize ?? options.concurrency + 4,
+  });
+  // An idle connection the server closes would otherwise end the process.
+  pool.on('error', () => {});
   let redis: import('ioredis').Redis | undefined;
   if (options.checkpoint === 'redis') {
     const { Redis } = await import('ioredis');

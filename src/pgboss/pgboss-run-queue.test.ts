@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uniqueTable } from '../../test/support/pg-tables.js';
+import { dropBossQueue, uniqueTable } from '../../test/support/pg-tables.js';
 import { connectTestPostgres, postgresUrl } from '../../test/support/postgres.js';
 import { MemoryCheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { MemoryIdempotencyStore } from '../idempotency/memory-store.js';
@@ -55,6 +55,7 @@ async function fleet(agent: Partial<ScriptedStepsAgentOptions> = {}, workers = 1
   };
   const close = async () => {
     await Promise.all(started.map((one) => one.close()));
+    await dropBossQueue(queue);
     await queue.close();
   };
   return { queue, effects, start, settled, close };

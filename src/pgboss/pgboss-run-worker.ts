@@ -177,7 +177,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
         const laterMs = base + Math.floor(random() * retryMs);
         await settle(job, { later: laterMs }, undefined).catch(() => {});
         // Pg-boss hands it out once its start time has passed: look for it then.
-        setTimeout(wake, laterMs).unref?.();
+        setTimeout(() => wake(), laterMs).unref?.();
         return;
       }
     }
@@ -285,9 +285,15 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   // Idle loops wait for a notification (one is sent with every job) or their poll, whichever first.
   let notices = 0;
   const idle = new Set<() => void>();
-  const wake = () => {
+  // A notification is one job: one idle loop fetches (waking them all made every loop of every
+  // worker fetch for each job: 64 fetches a job with 4 workers of 16). A loop busy fetching when it
+  // came asks again; a loop that finishes a run asks again at once.
+  const wake = (all = false) => {
     notices++;
-    for (const resume of [...idle]) resume();
+    for (const resume of [...idle]) {
+      resume();
+      if (!all) break;
+    }
   };
   const loop = async (): Promise<void> => {
     while (!drain.signal.aborted) {
@@ -318,7 +324,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     if (name === queueName) wake();
   });
   // A notification sent while the listening connection was down is lost: look again.
-  listener.onReconnect(wake);
+  listener.onReconnect(() => wake(true));
   const loops = Array.from({ length: options.concurrency ?? 8 }, () => loop());
 
   let closing: Promise<void> | undefined;

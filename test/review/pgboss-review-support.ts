@@ -10,7 +10,7 @@ import { type AgentDefinition, agentRegistry } from '../../src/queue/agent-defin
 import type { RunRecord } from '../../src/queue/run-queue.js';
 import { type ScriptedStepsAgentOptions, scriptedStepsAgent } from '../../src/queue/scripted-steps-agent.js';
 import type { TraceEvent } from '../../src/trace/events.js';
-import { uniqueTable } from '../support/pg-tables.js';
+import { dropBossQueue, uniqueTable } from '../support/pg-tables.js';
 import { postgresUrl } from '../support/postgres.js';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -66,6 +66,7 @@ export async function fleet(
   };
   const close = async () => {
     await Promise.all(started.map((one) => one.close()));
+    await dropBossQueue(queue);
     await queue.close();
   };
   return { queue, effects, start, settled, close, table, checkpoint, agents, started };
