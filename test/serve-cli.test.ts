@@ -324,4 +324,26 @@ describe('reins serve', () => {
     expect(none.status).toBe(2);
     expect(none.stderr).toContain('reins serve:');
   });
+
+  it('a worker whose start fails after its agents module opened a connection still exits (exit 2), rather than hang', () => {
+    const failed = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'worker',
+        '--engine',
+        'pgboss',
+        '--agents',
+        join(root, 'test', 'fixtures', 'held-open-agents.mjs'),
+        '--checkpoint',
+        'sqlite',
+        '--sqlite',
+        '/nonexistent/dir/checkpoints.db',
+      ],
+      { cwd: root, encoding: 'utf8', timeout: 30_000 },
+    );
+    // A hang ends by the 30 s timeout: status null, signal SIGTERM.
+    expect({ status: failed.status, signal: failed.signal }).toEqual({ status: 2, signal: null });
+    expect(failed.stderr).toContain('reins: Cannot open database');
+  });
 });

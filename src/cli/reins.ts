@@ -561,4 +561,7 @@ try {
 } catch (error) {
   console.error(`reins: ${sanitize(error instanceof Error ? error.message : String(error))}`);
   process.exitCode = 2;
+  // A command that failed halfway may leave connections open (an agents module's, a pool): it
+  // must still end, or a supervisor waiting for it (or for its 'ready') waits forever.
+  setTimeout(() => process.exit(2), 1_000).unref();
 }

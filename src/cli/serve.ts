@@ -144,7 +144,8 @@ async function openPgBossQueue(
   const unreachable = await postgresReachable(url);
   if (unreachable)
     return `PostgreSQL is not reachable at ${url} (${unreachable}): start one, pass --postgres, or serve with --in-process`;
-  if (flags.endedRunTtlMs) return '--ended-ttl-ms is not supported with --engine pgboss yet';
+  if (flags.endedRunTtlMs)
+    return '--ended-ttl-ms goes to the workers with --engine pgboss (reins worker --engine pgboss --ended-ttl-ms N): they sweep ended runs';
   const queue = new pgboss.PgBossRunQueue({ connectionString: url, queueName: flags.queue });
   return {
     queue,

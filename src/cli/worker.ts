@@ -105,7 +105,6 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<numb
 /** `reins worker --engine pgboss`: the same, on pg-boss and PostgreSQL (no Redis unless `--checkpoint redis`). */
 async function pgBossWorkerCommand(options: WorkerCommandOptions): Promise<number> {
   const unsupported = [
-    options.endedTtlMs !== undefined ? '--ended-ttl-ms' : undefined,
     options.lockDurationMs !== undefined ? '--lock-duration-ms' : undefined,
     options.stalledIntervalMs !== undefined ? '--stalled-interval-ms' : undefined,
   ].filter((flag) => flag !== undefined);
@@ -146,6 +145,7 @@ async function pgBossWorkerCommand(options: WorkerCommandOptions): Promise<numbe
     checkpoint,
     concurrency: options.concurrency,
     ...(tenants ? { tenants } : {}),
+    ...(options.endedTtlMs ? { endedRunTtlMs: options.endedTtlMs } : {}),
     ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
   });
   if (!options.quiet)

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import PgBoss from 'pg-boss';
-import { connectionLost, type Queryable } from './tables.js';
+import { connectionLost, type Queryable, retryingSetup } from './tables.js';
 
 /** How reins reaches PostgreSQL for a pg-boss queue or worker. */
 export interface PgBossConnectionOptions {
@@ -100,15 +100,18 @@ export function bossDb(pool: Queryable): { db: PgBoss.Db; close(): Promise<void>
 
 /** Starts `boss` and makes sure the queue exists (pg-boss 10 refuses jobs for a queue not created). */
 export async function startBoss(boss: PgBoss, queueName: string): Promise<void> {
+  // pg-boss's start is not safe to call again after it failed (it answers at once, half started):
+  // a caller that retries makes a new PgBoss (createPgBossWorker does).
   await boss.start();
-  if (!(await boss.getQueue(queueName))) {
+  await retryingSetup(async () => {
+    if (await boss.getQueue(queueName)) return;
     try {
       await boss.createQueue(queueName);
     } catch (error) {
       // Another process created it between the check and the create.
       if (!(await boss.getQueue(queueName))) throw error;
     }
-  }
+  });
 }
 
 export { PgBoss };

@@ -16,7 +16,7 @@ import {
 import { PostgresRunEventLog } from './postgres-run-event-log.js';
 import { PostgresRunRegistry } from './postgres-run-registry.js';
 import { PostgresTenantLimiter } from './postgres-tenant-limiter.js';
-import { connectionLost, jsonbData } from './tables.js';
+import { connectionLost, jsonbData, retryingSetup } from './tables.js';
 
 /** Options for {@link createPgBossWorker}. */
 export interface PgBossWorkerOptions
@@ -50,6 +50,12 @@ export interface PgBossWorkerOptions
   tenantLeaseMs?: number;
   /** For the jitter on tenant retries. @default Math.random */
   random?: () => number;
+  /**
+   * Runs that ended this long ago are expired (`PostgresRunRegistry.sweep`): their records and
+   * traces go, their ids stay refused. Each worker sweeps every `maintenanceIntervalSeconds`; give
+   * the checkpoint store its own retention. @default kept until you delete them
+   */
+  endedRunTtlMs?: number;
 }
 
 /** A running pg-boss worker. */
@@ -115,17 +121,41 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     retryable: (error) => connectionLost(error),
   };
   const bossConnection = bossDb(pool);
-  const boss = new PgBoss({
-    db: bossConnection.db,
-    schema: options.bossSchema ?? 'pgboss',
-    supervise: true,
-    schedule: false,
-    maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 30,
-  });
-  boss.on('error', () => {
-    // pg-boss retries its polling and maintenance; an unhandled 'error' would end the process.
-  });
-  await Promise.all([startBoss(boss, queueName), registry.ensureSchema()]);
+  const makeBoss = () => {
+    const made = new PgBoss({
+      db: bossConnection.db,
+      schema: options.bossSchema ?? 'pgboss',
+      supervise: true,
+      schedule: false,
+      maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 30,
+    });
+    made.on('error', () => {
+      // pg-boss retries its polling and maintenance; an unhandled 'error' would end the process.
+    });
+    return made;
+  };
+  let boss: PgBoss;
+  try {
+    await registry.ensureSchema();
+    // Workers starting together on a new queue can deadlock in pg-boss's start (its first
+    // maintenance against another's queue creation): PostgreSQL rolls one back, and it starts again
+    // on a new PgBoss (one whose start failed is left half started).
+    boss = await retryingSetup(async () => {
+      const candidate = makeBoss();
+      try {
+        await startBoss(candidate, queueName);
+        return candidate;
+      } catch (error) {
+        await candidate.stop({ graceful: false, wait: true }).catch(() => {});
+        throw error;
+      }
+    });
+  } catch (error) {
+    // Nothing of this worker may outlive its failed start (an owned pool keeps a process alive).
+    await bossConnection.close();
+    if (owned) await pool.end().catch(() => {});
+    throw error;
+  }
 
   // A run can have two executions here (its job expired and was handed out again while the first
   // still ran): a cancel reaches both, and the first to stop removes only its own.
@@ -327,6 +357,25 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   listener.onReconnect(() => wake(true));
   const loops = Array.from({ length: options.concurrency ?? 8 }, () => loop());
 
+  // Ended runs' records and traces expire: every maintenance interval, in batches.
+  const ttl = options.endedRunTtlMs;
+  let sweeping: Promise<void> = Promise.resolve();
+  const sweeper =
+    ttl === undefined
+      ? undefined
+      : setInterval(
+          () => {
+            sweeping = (async () => {
+              for (let batch = 0; batch < 20; batch++)
+                if ((await registry.sweep(clock.now(), ttl)).length < 500) return;
+            })().catch(() => {
+              // The database is away: the next interval sweeps.
+            });
+          },
+          (options.maintenanceIntervalSeconds ?? 30) * 1_000,
+        );
+  sweeper?.unref?.();
+
   let closing: Promise<void> | undefined;
   return {
     boss,
@@ -338,6 +387,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     close() {
       closing ??= (async () => {
         drain.abort();
+        if (sweeper) clearInterval(sweeper);
         for (const resume of [...idle]) resume();
         const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
         const timer = setTimeout(() => drainNow.abort(), drainTimeoutMs);
@@ -347,6 +397,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
         } finally {
           clearTimeout(timer);
         }
+        await sweeping;
         await boss.stop({ graceful: true, wait: true, timeout: 5_000 });
         await bossConnection.close();
         await listener.close();

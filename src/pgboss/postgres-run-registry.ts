@@ -8,6 +8,7 @@ import {
   type Queryable,
   type RunTables,
   retryingRead,
+  retryingSetup,
   runTables,
 } from './tables.js';
 
@@ -61,7 +62,7 @@ export class PostgresRunRegistry implements RunRecordStore {
     this.#pool = options.pool;
     this.#createTables = options.createTables ?? true;
     this.#ensure = once(async () => {
-      await this.#pool.query(createTablesSql(this.tables));
+      await retryingSetup(() => this.#pool.query(createTablesSql(this.tables)));
     });
   }
 
@@ -108,7 +109,7 @@ export class PostgresRunRegistry implements RunRecordStore {
     await this.#ready();
     const result = await retryingRead(() =>
       this.#pool.query<{ request: RunRequest | null }>(
-        `SELECT request FROM ${this.tables.runs} WHERE run_id = $1`,
+        `SELECT request FROM ${this.tables.runs} WHERE run_id = $1 AND status <> 'expired'`,
         [runId],
       ),
     );
@@ -135,7 +136,7 @@ export class PostgresRunRegistry implements RunRecordStore {
        SET record = (record || $2::jsonb) - $3::text[], status = coalesce($2::jsonb ->> 'status', status),
            actor_id = coalesce($2::jsonb ->> 'actorId', actor_id),
            created_at = coalesce(($2::jsonb ->> 'createdAt')::double precision, created_at)
-       WHERE run_id = $1 AND ($4::text[] IS NULL OR status = ANY($4::text[]))
+       WHERE run_id = $1 AND status <> 'expired' AND ($4::text[] IS NULL OR status = ANY($4::text[]))
        RETURNING record`,
       [runId, jsonbText(JSON.stringify(set)), removed, from === undefined ? null : [...from]],
     );
@@ -160,9 +161,10 @@ export class PostgresRunRegistry implements RunRecordStore {
   async get(runId: string): Promise<RunRecord | undefined> {
     await this.#ready();
     const result = await retryingRead(() =>
-      this.#pool.query<{ record: RunRecord }>(`SELECT record FROM ${this.tables.runs} WHERE run_id = $1`, [
-        runId,
-      ]),
+      this.#pool.query<{ record: RunRecord }>(
+        `SELECT record FROM ${this.tables.runs} WHERE run_id = $1 AND status <> 'expired'`,
+        [runId],
+      ),
     );
     return result.rows[0]?.record;
   }
@@ -172,11 +174,41 @@ export class PostgresRunRegistry implements RunRecordStore {
     // Newest first; creation order breaks ties, as in the memory registry.
     const result = await retryingRead(() =>
       this.#pool.query<{ record: RunRecord }>(
-        `SELECT record FROM ${this.tables.runs} WHERE actor_id = $1
+        `SELECT record FROM ${this.tables.runs} WHERE actor_id = $1 AND status <> 'expired'
          ORDER BY created_at DESC, ordinal DESC LIMIT $2`,
         [filter.actorId, filter.limit ?? 50],
       ),
     );
     return result.rows.map((row) => row.record);
+  }
+
+  /**
+   * Expires runs that ended at least `ttlMs` before `now` (by the record's `updatedAt`), up to
+   * `limit` of them: the record and the request go and the trace's events are deleted, in one
+   * statement. What stays is the id, marked `expired`, and the trace's end marker: `get` and `list`
+   * no longer see the run, a new run under its id is still refused, and a follow of it ends. A run
+   * parked for a person (`awaiting_approval`) never expires. Rows another sweep holds are skipped,
+   * so workers sweeping at once do not wait on each other. Returns the ids expired.
+   */
+  async sweep(now: number, ttlMs: number, limit = 500): Promise<string[]> {
+    await this.#ready();
+    const result = await this.#pool.query<{ run_id: string }>(
+      `WITH due AS (
+         SELECT run_id FROM ${this.tables.runs}
+          WHERE status = 'ended' AND (record ->> 'updatedAt')::double precision <= $1
+          LIMIT $2 FOR UPDATE SKIP LOCKED
+       ), gone AS (
+         UPDATE ${this.tables.runs} r
+            SET status = 'expired', request = NULL,
+                record = jsonb_build_object('runId', r.run_id, 'status', 'expired')
+           FROM due WHERE r.run_id = due.run_id
+         RETURNING r.run_id
+       ), events AS (
+         DELETE FROM ${this.tables.events} e USING gone WHERE e.run_id = gone.run_id
+       )
+       SELECT run_id FROM gone`,
+      [now - ttlMs, limit],
+    );
+    return result.rows.map((row) => row.run_id);
   }
 }

@@ -24,6 +24,8 @@ export interface RunTables {
   schemaName: string | undefined;
   /** The actor index's name, quoted. */
   actorIndex: string;
+  /** The index of ended runs by when they ended, quoted. */
+  endedIndex: string;
   /**
    * LISTEN/NOTIFY channels. They are database-wide, so they name the schema and table, through a
    * hash: a channel name is at most 63 bytes, a schema and a table up to 50 characters each.
@@ -63,6 +65,7 @@ export function runTables(table = 'reins_runs', schema?: string): RunTables {
     schema: schema === undefined ? undefined : quote(schema),
     schemaName: schema,
     actorIndex: quote(`${table}_actor`),
+    endedIndex: quote(`${table}_ended_at`),
     eventsChannel: `${channel}_events`,
     cancelChannel: `${channel}_cancel`,
     jobsChannel: `${channel}_jobs`,
@@ -91,6 +94,9 @@ export function createTablesSql(tables: RunTables): string {
       request jsonb
     );`,
     `CREATE INDEX IF NOT EXISTS ${tables.actorIndex} ON ${tables.runs} (actor_id, created_at DESC, ordinal DESC);`,
+    // For the sweep of ended runs (endedRunTtlMs): by when they ended, ended ones only.
+    `CREATE INDEX IF NOT EXISTS ${tables.endedIndex} ON ${tables.runs}
+       (((record ->> 'updatedAt')::double precision)) WHERE status = 'ended';`,
     `CREATE TABLE IF NOT EXISTS ${tables.events} (
       run_id text NOT NULL,
       seq integer NOT NULL,
@@ -191,6 +197,31 @@ export async function retryingRead<T>(read: () => Promise<T>): Promise<T> {
     } catch (error) {
       if (!connectionLost(error) || attempt >= 5) throw error;
       await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+    }
+  }
+}
+
+/** A deadlock or a serialization failure: PostgreSQL rolled the statement back, and it may be tried again. */
+export function transientConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/**
+ * Runs setup work (DDL, pg-boss's start and queue creation) again when PostgreSQL picked it as a
+ * deadlock's victim, or lost its connection: workers starting together on a new queue take locks
+ * on pg-boss's job table in different orders. Up to 6 tries, with jittered waits.
+ */
+export async function retryingSetup<T>(
+  work: () => Promise<T>,
+  random: () => number = Math.random,
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(transientConflict(error) || connectionLost(error)) || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt * (0.5 + random())));
     }
   }
 }
