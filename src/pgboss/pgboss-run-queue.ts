@@ -23,7 +23,7 @@ import {
 } from './pgboss-connection.js';
 import { PostgresRunEventLog } from './postgres-run-event-log.js';
 import { PostgresRunRegistry } from './postgres-run-registry.js';
-import { jsonbData } from './tables.js';
+import { inTransaction, jsonbData } from './tables.js';
 
 /** Options of {@link PgBossRunQueue}. */
 export interface PgBossRunQueueOptions extends PgBossConnectionOptions {
@@ -121,21 +121,16 @@ export class PgBossRunQueue implements RunQueue {
   /** Runs `work` in one transaction on one connection, committed when it returns true. */
   async #transaction(work: (client: pg.PoolClient) => Promise<boolean>): Promise<boolean> {
     await this.#ready();
-    const client = await this.#pool.connect();
-    // The connection can fail between statements: an error then, unheard, would end the process.
-    const ignore = () => {};
-    client.on('error', ignore);
+    // Rolled back, not committed, when `work` says false: thrown out of the transaction and caught.
+    const rollBack = Symbol('roll back');
     try {
-      await client.query('BEGIN');
-      const commit = await work(client);
-      await client.query(commit ? 'COMMIT' : 'ROLLBACK');
-      return commit;
+      return await inTransaction(this.#pool, async (client) => {
+        if (!(await work(client))) throw rollBack;
+        return true;
+      });
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
+      if (error === rollBack) return false;
       throw error;
-    } finally {
-      client.off('error', ignore);
-      client.release();
     }
   }
 

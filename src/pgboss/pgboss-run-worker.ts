@@ -16,7 +16,7 @@ import {
 import { PostgresRunEventLog } from './postgres-run-event-log.js';
 import { PostgresRunRegistry } from './postgres-run-registry.js';
 import { PostgresTenantLimiter } from './postgres-tenant-limiter.js';
-import { connectionLost, jsonbData, retryingSetup } from './tables.js';
+import { connectionLost, inTransaction, jsonbData, retryingSetup } from './tables.js';
 
 /** Options for {@link createPgBossWorker}. */
 export interface PgBossWorkerOptions
@@ -267,49 +267,39 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     result: ExecuteRunResult | { later: number } | undefined,
     failure: unknown,
   ): Promise<void> => {
-    const client = await pool.connect();
-    const ignore = () => {};
-    client.on('error', ignore);
-    try {
-      await client.query('BEGIN');
+    await inTransaction(pool, async (client) => {
       const held = await client.query(
         `SELECT 1 FROM ${jobTable}
           WHERE name = $1 AND id = $2 AND retry_count = $3 AND state = 'active' FOR UPDATE`,
         [queueName, job.id, job.retryCount],
       );
-      if (held.rowCount === 1) {
-        const db = { db: onClient(client) };
-        if (result) {
-          // Drained, or refused by the tenant limits: queued again, as it was queued (priority,
-          // retries, lease), for any worker (a drained one takes no more jobs), in the transaction
-          // that completes this job; a notification wakes idle workers.
-          const later = 'later' in result ? result.later : undefined;
-          const kind = 'later' in result ? 'later' : result.kind;
-          if (kind === 'later' || kind === 'interrupted') {
-            await boss.send(queueName, jsonbData(job.data), {
-              expireInSeconds: job.expireInSeconds,
-              retryLimit: job.retryLimit,
-              retryDelay: job.retryDelay,
-              retryBackoff: job.retryBackoff,
-              ...(job.priority ? { priority: job.priority } : {}),
-              ...(later ? { startAfter: new Date(Date.now() + later) } : {}),
-              ...db,
-            });
-            await client.query('SELECT pg_notify($1, $2)', [registry.tables.jobsChannel, queueName]);
-          }
-          await boss.complete(queueName, job.id, { kind }, db);
-        } else await boss.fail(queueName, job.id, errorOutput(failure), db);
-      }
       // Not this execution's any more (its lease lapsed and the job was handed out again): the
       // execution that holds it now settles it.
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.off('error', ignore);
-      client.release();
-    }
+      if (held.rowCount !== 1) return;
+      const db = { db: onClient(client) };
+      if (!result) {
+        await boss.fail(queueName, job.id, errorOutput(failure), db);
+        return;
+      }
+      // Drained, or refused by the tenant limits: queued again, as it was queued (priority,
+      // retries, lease), for any worker (a drained one takes no more jobs), in the transaction
+      // that completes this job; a notification wakes idle workers.
+      const later = 'later' in result ? result.later : undefined;
+      const kind = 'later' in result ? 'later' : result.kind;
+      if (kind === 'later' || kind === 'interrupted') {
+        await boss.send(queueName, jsonbData(job.data), {
+          expireInSeconds: job.expireInSeconds,
+          retryLimit: job.retryLimit,
+          retryDelay: job.retryDelay,
+          retryBackoff: job.retryBackoff,
+          ...(job.priority ? { priority: job.priority } : {}),
+          ...(later ? { startAfter: new Date(Date.now() + later) } : {}),
+          ...db,
+        });
+        await client.query('SELECT pg_notify($1, $2)', [registry.tables.jobsChannel, queueName]);
+      }
+      await boss.complete(queueName, job.id, { kind }, db);
+    });
   };
 
   // Idle loops wait for a notification (one is sent with every job) or their poll, whichever first.

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { Admission, TenantLimits } from '../queue/tenant-limits.js';
-import type { RunTables } from './tables.js';
+import { inTransaction, type RunTables } from './tables.js';
 
 /**
  * Per-tenant concurrency and start rate in PostgreSQL, for pg-boss workers (pg-boss 10 has no
@@ -35,11 +35,7 @@ export class PostgresTenantLimiter {
   async admit(tenant: string, runId: string, now: number): Promise<Admission> {
     const { maxRunning, rate } = this.#limits;
     const { tenantRunning, tenantStarts, key } = this.#tables;
-    const client = await this.#pool.connect();
-    const ignore = () => {};
-    client.on('error', ignore);
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.#pool, async (client): Promise<Admission> => {
       await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
         `reins tenant ${key} ${tenant}`,
       ]);
@@ -54,10 +50,8 @@ export class PostgresTenantLimiter {
           [tenant, runId],
         );
         const row = held.rows[0];
-        if (row && !row.mine && row.n >= maxRunning) {
-          await client.query('COMMIT');
+        if (row && !row.mine && row.n >= maxRunning)
           return { ok: false, reason: 'concurrency', retryInMs: 0 };
-        }
       }
       if (rate !== undefined) {
         const counted = await client.query<{ count: number; window_end: number }>(
@@ -69,10 +63,8 @@ export class PostgresTenantLimiter {
           [tenant, now, rate.windowMs],
         );
         const row = counted.rows[0];
-        if (row && row.count > rate.max) {
-          await client.query('COMMIT');
+        if (row && row.count > rate.max)
           return { ok: false, reason: 'rate', retryInMs: Math.max(0, row.window_end - now) };
-        }
       }
       if (maxRunning !== undefined)
         await client.query(
@@ -80,15 +72,8 @@ export class PostgresTenantLimiter {
            ON CONFLICT (tenant, run_id) DO UPDATE SET lease_until = excluded.lease_until`,
           [tenant, runId, now + this.#leaseMs],
         );
-      await client.query('COMMIT');
       return { ok: true };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.off('error', ignore);
-      client.release();
-    }
+    });
   }
 
   /** Extends the run's slot; the worker calls it while the run goes on. */

@@ -225,3 +225,29 @@ export async function retryingSetup<T>(
     }
   }
 }
+
+/**
+ * Runs `work` in one transaction on one connection of `pool`: committed when it resolves, rolled
+ * back when it throws. The connection can fail between statements, and an 'error' event nobody
+ * listens for would end the process: one is listened for while the client is out.
+ */
+export async function inTransaction<T>(
+  pool: Pick<Pool, 'connect'>,
+  work: (client: PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  const ignore = () => {};
+  client.on('error', ignore);
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.off('error', ignore);
+    client.release();
+  }
+}
