@@ -125,3 +125,44 @@ describe.skipIf(process.env['REINS_SKIP_POSTGRES'] === '1')('pg-boss: per-tenant
     }
   });
 });
+
+describe.skipIf(process.env['REINS_SKIP_POSTGRES'] === '1')(
+  'pg-boss: a resumed run keeps its priority',
+  () => {
+    it('the resume job a verdict sends has the priority the run was queued with (it had none)', {
+      timeout: 30_000,
+    }, async ({ skip }) => {
+      if (!pool) return skip();
+      const f = await fleet({ agent: { confirmStep: 2 }, worker: { pollingIntervalSeconds: 0.2 } });
+      try {
+        await f.queue.enqueue({
+          agent: 'steps',
+          input: 'go',
+          actor: { id: 'ana', scopes: ['refunds'] },
+          runId: 'urgent',
+          priority: 3,
+        });
+        const parked = await f.settled('urgent');
+        expect(parked.status).toBe('awaiting_approval');
+        const approvalId = parked.pendingApprovals?.[0]?.approvalId as string;
+        expect(
+          await f.queue.submitVerdicts('urgent', [{ approvalId, decision: 'approve', by: 'lead' }]),
+        ).toEqual({
+          ok: true,
+        });
+        const { rows } = await pool.query<{ priority: number; resume: boolean }>(
+          `SELECT priority, data ? 'verdicts' AS resume FROM pgboss.job WHERE name = $1 ORDER BY created_on`,
+          [f.queue.queueName],
+        );
+        // reins's priority 3 is pg-boss's -3 (pg-boss runs higher first), on the first job and the resume.
+        expect(rows).toEqual([
+          { priority: -3, resume: false },
+          { priority: -3, resume: true },
+        ]);
+        expect((await f.settled('urgent')).outcome?.kind).toBe('answered');
+      } finally {
+        await f.close();
+      }
+    });
+  },
+);

@@ -209,6 +209,8 @@ export class BullmqRunQueue implements RunQueue {
       // attempt count, which a redelivered pause also counts).
       {
         jobId: resumeJobId(runId, record.pendingApprovals ?? []),
+        // The resumed run keeps its place: the priority it was queued with.
+        ...(request.priority ? { priority: request.priority } : {}),
         removeOnComplete: true,
         removeOnFail: { count: 10_000 },
       },

@@ -234,7 +234,8 @@ export class PgBossRunQueue implements RunQueue {
         actor: { id: record.actorId },
         tenant: record.tenant,
       };
-      await this.#send(client, { runId, request, verdicts });
+      // The resumed run keeps its place: the priority it was queued with.
+      await this.#send(client, { runId, request, verdicts }, request.priority);
       return true;
     });
     return moved ? { ok: true } : answer;

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { type ExecuteRunResult, executeRun, type RunExecutorOptions } from '../queue/execute-run.js';
 import type { RunJob } from '../queue/run-stores.js';
-import type { TenantLimits } from '../queue/tenant-limits.js';
+import type { Admission, TenantLimits } from '../queue/tenant-limits.js';
 import { systemClock } from '../time/clock.js';
 import { PostgresListener } from './listener.js';
 import {
@@ -198,15 +198,32 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   const execute = async (job: PgBoss.JobWithMetadata<RunJob>): Promise<void> => {
     const data = job.data;
     const tenant = data.request.tenant ?? data.request.actor.id;
+    // This execution: a job taken again after its lease lapsed counts one more retry.
+    const owner = `${job.id}:${job.retryCount}`;
     if (limiter.active) {
-      const admitted = await limiter.admit(tenant, data.runId, clock.now()).catch(() => undefined);
+      let admitted: Admission | undefined;
+      try {
+        admitted = await limiter.admit(tenant, data.runId, clock.now(), owner);
+      } catch (error) {
+        // The database is away: try later. Anything else would fail the same way every time: the
+        // job fails (retried with backoff, then left failed) rather than go round forever.
+        if (!connectionLost(error)) {
+          await settle(job, undefined, error).catch(() => {});
+          return;
+        }
+      }
       if (!admitted?.ok) {
-        // Refused (or the database is away): the job goes back for later, to any worker.
+        // Refused: the job goes back for later, to any worker, waiting longer each time it is
+        // refused again (up to 5 s), so a tenant's backlog does not churn jobs several times a second.
         const retryMs = options.tenantRetryMs ?? 200;
-        const base = admitted?.reason === 'rate' ? admitted.retryInMs : retryMs;
+        const refusals = (data as RunJob & { tenantRefusals?: number }).tenantRefusals ?? 0;
+        const base =
+          admitted?.reason === 'rate'
+            ? admitted.retryInMs
+            : Math.min(retryMs * 2 ** Math.min(refusals, 10), Math.max(retryMs, 5_000));
         const laterMs = base + Math.floor(random() * retryMs);
-        await settle(job, { later: laterMs }, undefined).catch(() => {});
-        // Pg-boss hands it out once its start time has passed: look for it then.
+        await settle(job, { later: laterMs, refusals: refusals + 1 }, undefined).catch(() => {});
+        // pg-boss hands it out once its start time has passed: look for it then.
         setTimeout(() => wake(), laterMs).unref?.();
         return;
       }
@@ -222,7 +239,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     let beating: Promise<unknown> = Promise.resolve();
     const renewal = limiter.active
       ? setInterval(
-          () => void limiter.renew(tenant, data.runId, clock.now()).catch(() => {}),
+          () => void limiter.renew(tenant, data.runId, clock.now(), owner).catch(() => {}),
           tenantLeaseMs / 3,
         )
       : undefined;
@@ -249,7 +266,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     } finally {
       clearInterval(heartbeat);
       if (renewal) clearInterval(renewal);
-      if (limiter.active) await limiter.release(tenant, data.runId).catch(() => {});
+      if (limiter.active) await limiter.release(tenant, data.runId, owner).catch(() => {});
       await beating;
       running.delete(controller);
       if (running.size === 0 && cancels.get(data.runId) === running) cancels.delete(data.runId);
@@ -264,7 +281,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   /** Completes (or, when the execution threw, fails) the job if it is still this execution's. */
   const settle = async (
     job: PgBoss.JobWithMetadata<RunJob>,
-    result: ExecuteRunResult | { later: number } | undefined,
+    result: ExecuteRunResult | { later: number; refusals: number } | undefined,
     failure: unknown,
   ): Promise<void> => {
     await inTransaction(pool, async (client) => {
@@ -287,7 +304,8 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
       const later = 'later' in result ? result.later : undefined;
       const kind = 'later' in result ? 'later' : result.kind;
       if (kind === 'later' || kind === 'interrupted') {
-        await boss.send(queueName, jsonbData(job.data), {
+        const refusals = 'later' in result ? { tenantRefusals: result.refusals } : {};
+        await boss.send(queueName, jsonbData({ ...job.data, ...refusals }), {
           expireInSeconds: job.expireInSeconds,
           retryLimit: job.retryLimit,
           retryDelay: job.retryDelay,
@@ -296,7 +314,9 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
           ...(later ? { startAfter: new Date(Date.now() + later) } : {}),
           ...db,
         });
-        await client.query('SELECT pg_notify($1, $2)', [registry.tables.jobsChannel, queueName]);
+        // A job that may start now wakes an idle loop; one for later would wake it for nothing.
+        if (later === undefined)
+          await client.query('SELECT pg_notify($1, $2)', [registry.tables.jobsChannel, queueName]);
       }
       await boss.complete(queueName, job.id, { kind }, db);
     });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Admission, TenantLimits } from '../queue/tenant-limits.js';
 import { inTransaction, type RunTables } from './tables.js';
@@ -32,9 +33,15 @@ export class PostgresTenantLimiter {
     return this.#limits.maxRunning !== undefined || this.#limits.rate !== undefined;
   }
 
-  async admit(tenant: string, runId: string, now: number): Promise<Admission> {
+  /**
+   * Whether `owner` (one execution of the run: the worker's job id and retry count) may start the
+   * run now. A run that already holds a slot keeps it and the slot passes to `owner`: the execution
+   * that took over a job whose lease lapsed. Tenants are kept as hashes (any length, any character).
+   */
+  async admit(tenantName: string, runId: string, now: number, owner = runId): Promise<Admission> {
     const { maxRunning, rate } = this.#limits;
     const { tenantRunning, tenantStarts, key } = this.#tables;
+    const tenant = tenantKey(tenantName);
     return inTransaction(this.#pool, async (client): Promise<Admission> => {
       await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
         `reins tenant ${key} ${tenant}`,
@@ -68,28 +75,36 @@ export class PostgresTenantLimiter {
       }
       if (maxRunning !== undefined)
         await client.query(
-          `INSERT INTO ${tenantRunning} (tenant, run_id, lease_until) VALUES ($1, $2, $3)
-           ON CONFLICT (tenant, run_id) DO UPDATE SET lease_until = excluded.lease_until`,
-          [tenant, runId, now + this.#leaseMs],
+          `INSERT INTO ${tenantRunning} (tenant, run_id, lease_until, owner) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (tenant, run_id) DO UPDATE SET lease_until = excluded.lease_until, owner = excluded.owner`,
+          [tenant, runId, now + this.#leaseMs, owner],
         );
       return { ok: true };
     });
   }
 
-  /** Extends the run's slot; the worker calls it while the run goes on. */
-  async renew(tenant: string, runId: string, now: number): Promise<void> {
+  /** Extends the run's slot while `owner` holds it; the worker calls it while the run goes on. */
+  async renew(tenant: string, runId: string, now: number, owner = runId): Promise<void> {
     if (this.#limits.maxRunning === undefined) return;
     await this.#pool.query(
-      `UPDATE ${this.#tables.tenantRunning} SET lease_until = $3 WHERE tenant = $1 AND run_id = $2`,
-      [tenant, runId, now + this.#leaseMs],
+      `UPDATE ${this.#tables.tenantRunning} SET lease_until = $3
+        WHERE tenant = $1 AND run_id = $2 AND owner IS NOT DISTINCT FROM $4`,
+      [tenantKey(tenant), runId, now + this.#leaseMs, owner],
     );
   }
 
-  async release(tenant: string, runId: string): Promise<void> {
+  /** Frees the run's slot if `owner` still holds it (an execution that lost its job to another does not). */
+  async release(tenant: string, runId: string, owner = runId): Promise<void> {
     if (this.#limits.maxRunning === undefined) return;
-    await this.#pool.query(`DELETE FROM ${this.#tables.tenantRunning} WHERE tenant = $1 AND run_id = $2`, [
-      tenant,
-      runId,
-    ]);
+    await this.#pool.query(
+      `DELETE FROM ${this.#tables.tenantRunning}
+        WHERE tenant = $1 AND run_id = $2 AND owner IS NOT DISTINCT FROM $3`,
+      [tenantKey(tenant), runId, owner],
+    );
   }
+}
+
+/** The tenant as stored: a hash, so a name of any length or character fits the tables' keys. */
+function tenantKey(tenant: string): string {
+  return createHash('sha256').update(tenant).digest('hex');
 }

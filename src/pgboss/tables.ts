@@ -110,6 +110,8 @@ export function createTablesSql(tables: RunTables): string {
       lease_until double precision NOT NULL,
       PRIMARY KEY (tenant, run_id)
     );`,
+    // Which execution holds the slot: only it renews or releases it.
+    `ALTER TABLE ${tables.tenantRunning} ADD COLUMN IF NOT EXISTS owner text;`,
     `CREATE TABLE IF NOT EXISTS ${tables.tenantStarts} (
       tenant text PRIMARY KEY,
       window_end double precision NOT NULL,
