@@ -459,10 +459,7 @@ async function pgBossFleet(postgresUrl: string): Promise<BenchFleet> {
           return rows.map((row) => row.run_id);
         },
         async close() {
-          // pg-boss 10's deleteQueue deletes the queue's row before its jobs' partition, which the
-          // jobs' foreign key refuses: the jobs go first.
-          await pool.query('DELETE FROM pgboss.job WHERE name = $1', [prefix]).catch(() => {});
-          await queue.boss.deleteQueue(prefix).catch(() => {});
+          await pgboss.deleteBossQueue(queue.boss, prefix).catch(() => {});
           await queue.close();
           await forget(prefix);
         },

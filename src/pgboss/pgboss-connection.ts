@@ -1,6 +1,6 @@
 import pg from 'pg';
 import PgBoss from 'pg-boss';
-import { connectionLost, type Queryable, retryingSetup } from './tables.js';
+import { type Queryable, retryingRead, retryingSetup } from './tables.js';
 
 /** How reins reaches PostgreSQL for a pg-boss queue or worker. */
 export interface PgBossConnectionOptions {
@@ -63,16 +63,9 @@ export function onClient(client: Queryable): PgBoss.Db {
 export function bossDb(pool: Queryable): { db: PgBoss.Db; close(): Promise<void> } {
   const inFlight = new Set<Promise<unknown>>();
   let closed = false;
-  const run = async (text: string, values: unknown[]) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return (await pool.query(text, values as unknown[])) as unknown as { rows: unknown[] };
-      } catch (error) {
-        if (!connectionLost(error) || attempt >= 5) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-      }
-    }
-  };
+  // Not only reads: pg-boss's statements are safe to repeat (above).
+  const run = (text: string, values: unknown[]) =>
+    retryingRead(async () => (await pool.query(text, values as unknown[])) as unknown as { rows: unknown[] });
   const db = {
     executeSql: (text: string, values: unknown[]) => {
       // After close: a write pg-boss did not wait for (marking a job done) is dropped rather than
@@ -112,6 +105,16 @@ export async function startBoss(boss: PgBoss, queueName: string): Promise<void> 
       if (!(await boss.getQueue(queueName))) throw error;
     }
   });
+}
+
+/**
+ * Deletes a pg-boss queue and its jobs. pg-boss 10's `deleteQueue` deletes the queue's row before
+ * its jobs' partition, which the jobs' foreign key refuses while any job is left: the jobs go first.
+ * (Each queue is a partition of pg-boss's job table; queues left behind slow its maintenance.)
+ */
+export async function deleteBossQueue(boss: PgBoss, queueName: string, bossSchema = 'pgboss'): Promise<void> {
+  await boss.getDb().executeSql(`DELETE FROM "${bossSchema}".job WHERE name = $1`, [queueName]);
+  await boss.deleteQueue(queueName);
 }
 
 export { PgBoss };

@@ -181,8 +181,10 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
       .catch(() => {});
   });
 
-  // pg-boss's job table, for the heartbeat and the fenced completion below.
+  // pg-boss's job table, for the heartbeat and the fenced completion below: both touch the job only
+  // while it is this execution's (same id, same retry_count, still active). $1 queue, $2 id, $3 retry.
   const jobTable = `"${options.bossSchema ?? 'pgboss'}".job`;
+  const heldByThisExecution = `name = $1 AND id = $2 AND retry_count = $3 AND state = 'active'`;
   const pollMs = Math.max(100, (options.pollingIntervalSeconds ?? 2) * 1_000);
 
   /**
@@ -245,11 +247,11 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
       : undefined;
     const heartbeat = setInterval(() => {
       beating = pool
-        .query(
-          `UPDATE ${jobTable} SET started_on = now()
-            WHERE name = $1 AND id = $2 AND retry_count = $3 AND state = 'active'`,
-          [queueName, job.id, job.retryCount],
-        )
+        .query(`UPDATE ${jobTable} SET started_on = now() WHERE ${heldByThisExecution}`, [
+          queueName,
+          job.id,
+          job.retryCount,
+        ])
         // A beat lost to a restart: the next one, a quarter of the lease later, tries again.
         .catch(() => {});
     }, beatMs);
@@ -285,11 +287,11 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     failure: unknown,
   ): Promise<void> => {
     await inTransaction(pool, async (client) => {
-      const held = await client.query(
-        `SELECT 1 FROM ${jobTable}
-          WHERE name = $1 AND id = $2 AND retry_count = $3 AND state = 'active' FOR UPDATE`,
-        [queueName, job.id, job.retryCount],
-      );
+      const held = await client.query(`SELECT 1 FROM ${jobTable} WHERE ${heldByThisExecution} FOR UPDATE`, [
+        queueName,
+        job.id,
+        job.retryCount,
+      ]);
       // Not this execution's any more (its lease lapsed and the job was handed out again): the
       // execution that holds it now settles it.
       if (held.rowCount !== 1) return;

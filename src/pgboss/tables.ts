@@ -192,13 +192,26 @@ export function connectionLost(error: unknown): boolean {
  * up to 6 tries over about 3 s. Only for statements that change nothing: a write whose reply was
  * lost may have been applied, and its caller decides.
  */
-export async function retryingRead<T>(read: () => Promise<T>): Promise<T> {
+export function retryingRead<T>(read: () => Promise<T>): Promise<T> {
+  return retrying(read, connectionLost);
+}
+
+/**
+ * Runs `work` up to 6 times while it fails with an error `retryable` accepts, waiting 50 ms, then
+ * 100, 200 … between tries (each scaled by `0.5 + jitter()` when a jitter source is given).
+ */
+async function retrying<T>(
+  work: () => Promise<T>,
+  retryable: (error: unknown) => boolean,
+  jitter?: () => number,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await read();
+      return await work();
     } catch (error) {
-      if (!connectionLost(error) || attempt >= 5) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      if (!retryable(error) || attempt >= 5) throw error;
+      const waitMs = 50 * 2 ** attempt * (jitter ? 0.5 + jitter() : 1);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   }
 }
@@ -214,18 +227,8 @@ export function transientConflict(error: unknown): boolean {
  * deadlock's victim, or lost its connection: workers starting together on a new queue take locks
  * on pg-boss's job table in different orders. Up to 6 tries, with jittered waits.
  */
-export async function retryingSetup<T>(
-  work: () => Promise<T>,
-  random: () => number = Math.random,
-): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (!(transientConflict(error) || connectionLost(error)) || attempt >= 5) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt * (0.5 + random())));
-    }
-  }
+export function retryingSetup<T>(work: () => Promise<T>, random: () => number = Math.random): Promise<T> {
+  return retrying(work, (error) => transientConflict(error) || connectionLost(error), random);
 }
 
 /**
